@@ -1,0 +1,42 @@
+import { emptyDataset, type Dataset } from '../../src/seed/dataset.js'
+import { MemoryKeyStore } from './memory-key-store.js'
+import { MemoryModuleRegistry } from './memory-module-registry.js'
+import { MemoryStorage } from './memory-storage.js'
+
+/** The ports over in-process memory, plus the fixture-loading hook. */
+export interface MemoryAdapter {
+  storage: MemoryStorage
+  keyStore: MemoryKeyStore
+  modules: MemoryModuleRegistry
+  /** Replaces the stored data with `dataset` (a deep copy). */
+  loadDataset(dataset: Dataset): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * Opens the in-memory reference adapter — for tests, demos and as the model of the contract.
+ *
+ * @example
+ * const { storage, keyStore, modules, loadDataset } = createMemoryAdapter()
+ * await loadDataset(generateDataset())
+ */
+export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAdapter {
+  const storage = new MemoryStorage(structuredClone(dataset))
+  const modules = new MemoryModuleRegistry(storage.data.modules)
+  return {
+    storage,
+    keyStore: new MemoryKeyStore(),
+    modules,
+    async loadDataset(next) {
+      const copy = structuredClone(next)
+      // The registry and the storage share one array of module rows.
+      modules.rows.splice(0, modules.rows.length, ...copy.modules)
+      Object.assign(storage.data, copy, { modules: modules.rows })
+    },
+    async close() {},
+  }
+}
+
+export { MemoryKeyStore } from './memory-key-store.js'
+export { MemoryModuleRegistry } from './memory-module-registry.js'
+export { MemoryStorage } from './memory-storage.js'

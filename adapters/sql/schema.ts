@@ -1,0 +1,159 @@
+/**
+ * Table shapes shared by the SQLite and Postgres adapters. Columns whose representation
+ * differs by dialect (instants, booleans, JSON, days, big integers) are `unknown` here and
+ * converted by the dialect's `SqlCodec` at the adapter boundary.
+ */
+type DialectValue = unknown
+
+export const TABLE_PREFIX = 'wfa_'
+export const MIGRATION_TABLE = 'wfa_migrations'
+export const MIGRATION_LOCK_TABLE = 'wfa_migrations_lock'
+
+export interface WorkforceTables {
+  wfa_companies: {
+    id: number
+    name: string
+    timezone: string
+    country: string
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_users: {
+    id: number
+    email: string
+    email_lower: string
+    first_name: string
+    last_name: string
+    active: DialectValue
+    password_hash: string
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_memberships: {
+    company_id: number
+    user_id: number
+    role_ids: DialectValue
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_roles: {
+    id: number
+    company_id: number
+    name: string
+    permissions: DialectValue
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_employees: {
+    id: number
+    company_id: number
+    user_id: number | null
+    employee_number: string
+    job_title: string | null
+    contract_type: string
+    weekly_hours: number
+    hire_date: DialectValue
+    termination_date: DialectValue
+    supervisor_id: number | null
+    salary_cents: DialectValue
+    iban: string
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_projects: {
+    id: number
+    company_id: number
+    name: string
+    code: string
+    status: string
+    kind: string
+    customer_id: number | null
+    starts_on: DialectValue
+    ends_on: DialectValue
+    offer_number: string | null
+    internal_notes: string | null
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_shifts: {
+    id: number
+    company_id: number
+    employee_id: number
+    project_id: number | null
+    status: string
+    starts_at: DialectValue
+    ends_at: DialectValue
+    break_minutes: number
+    internal_notes: string | null
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_absences: {
+    id: number
+    company_id: number
+    employee_id: number
+    date: DialectValue
+    type: string
+    hours: number
+    status: string
+    reason: string | null
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_expenses: {
+    id: number
+    company_id: number
+    employee_id: number
+    project_id: number | null
+    category: string
+    description: string
+    date: DialectValue
+    amount_cents: DialectValue
+    currency: string
+    km: number | null
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_todo_lists: {
+    id: number
+    company_id: number
+    name: string
+  }
+  wfa_todos: {
+    id: number
+    company_id: number
+    title: string
+    notes: string | null
+    status: string
+    priority: string
+    important: DialectValue
+    due_day: DialectValue
+    due_at: DialectValue
+    due_is_all_day: DialectValue
+    list_id: number
+    assigned_to: number | null
+    assignee_group_id: number | null
+    claimed_by: number | null
+    checklist: DialectValue
+    tag_ids: DialectValue
+    source: DialectValue
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_api_keys: {
+    key_id: string
+    company_id: number
+    secret_hash: string
+    scopes: DialectValue
+    expires_at: DialectValue
+    state: string
+    name: string | null
+    created_at: DialectValue
+    last_used_at: DialectValue
+  }
+  wfa_company_modules: {
+    company_id: number
+    module: string
+    active: DialectValue
+  }
+}

@@ -1,0 +1,64 @@
+import type { Kysely } from 'kysely'
+import type { KeyStore } from '../../src/ports/key-store.js'
+import type { Storage } from '../../src/ports/storage.js'
+import type { Dataset } from '../../src/seed/dataset.js'
+import { migrateToLatest } from '../sql/migrate.js'
+import { loadDataset } from '../sql/sql-fixtures.js'
+import { SqlKeyStore } from '../sql/sql-key-store.js'
+import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
+import { SqlStorage } from '../sql/sql-storage.js'
+import { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
+import { createSqliteKysely, createSqliteRunner, openSqliteDatabase, type SqliteDatabase } from './sqlite-database.js'
+
+export interface SqliteAdapterOptions {
+  /** A database file path (or `:memory:`); opened, and closed by `close()`. */
+  filename?: string
+  /** Or a better-sqlite3 database the host owns: used as is and never closed by us. */
+  database?: SqliteDatabase
+  /** Run migrations on open. Default true. */
+  migrate?: boolean
+}
+
+/** The ports over one SQLite database, plus the hooks the CLI and tests use. */
+export interface SqliteAdapter {
+  storage: Storage
+  keyStore: KeyStore
+  modules: SqlModuleRegistry
+  db: Kysely<any>
+  database: SqliteDatabase
+  /** Fixture-loading hook: writes a whole dataset in one transaction. */
+  loadDataset(dataset: Dataset): Promise<void>
+  /** Closes what this adapter opened; a host-owned database stays open. */
+  close(): Promise<void>
+}
+
+/**
+ * Opens the SQLite reference adapter.
+ *
+ * @example
+ * const { storage, keyStore, modules } = await openSqliteAdapter({ filename: 'workforce.db' })
+ * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules })
+ */
+export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<SqliteAdapter> {
+  if ((options.filename === undefined) === (options.database === undefined)) {
+    throw new TypeError('openSqliteAdapter: pass exactly one of "filename" or "database"')
+  }
+  const owned = options.database === undefined
+  const database = options.database ?? openSqliteDatabase(options.filename as string)
+  const db = createSqliteKysely(database)
+  if (options.migrate ?? true) await migrateToLatest(db, sqliteColumnTypes)
+  return {
+    storage: new SqlStorage(db, createSqliteRunner(database), sqliteCodec),
+    keyStore: new SqlKeyStore(db, sqliteCodec),
+    modules: new SqlModuleRegistry(db, sqliteCodec),
+    db,
+    database,
+    loadDataset: (dataset) => loadDataset(db, sqliteCodec, dataset),
+    async close() {
+      if (owned) database.close()
+    },
+  }
+}
+
+export { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
+export { migrateToLatest } from '../sql/migrate.js'

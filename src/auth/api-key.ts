@@ -1,0 +1,54 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** `owk_<16 hex key_id>_<64 hex secret>` (spec section 5). Lower-case hex, as we issue it. */
+const API_KEY_PATTERN = /^owk_([0-9a-f]{16})_([0-9a-f]{64})$/
+
+export interface ParsedApiKey {
+  keyId: string
+  secret: string
+}
+
+/** Splits a presented key into its parts, or `null` when it is not of the key format at all. */
+export function parseApiKey(presented: string): ParsedApiKey | null {
+  const match = API_KEY_PATTERN.exec(presented)
+  if (match === null) return null
+  return { keyId: match[1] as string, secret: match[2] as string }
+}
+
+/** SHA-256 of the secret as lower-case hex: the only form in which a secret is stored. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/**
+ * Compares a presented secret with a stored digest in constant time: both sides are
+ * 32-byte SHA-256 digests, so `timingSafeEqual` never sees unequal lengths.
+ */
+export function secretMatches(secret: string, storedDigest: Buffer): boolean {
+  const presented = createHash('sha256').update(secret).digest()
+  return presented.length === storedDigest.length && timingSafeEqual(presented, storedDigest)
+}
+
+/** A fresh key: 8 random bytes of id, 32 random bytes of secret. */
+export function generateApiKey(): { key: string; keyId: string; secretHash: string } {
+  const keyId = randomBytes(8).toString('hex')
+  const secret = randomBytes(32).toString('hex')
+  return { key: `owk_${keyId}_${secret}`, keyId, secretHash: hashSecret(secret) }
+}
+
+/**
+ * The key a request presents: `X-Api-Key` (primary) or `Authorization: Bearer`.
+ * When both are sent they must carry the same key; `undefined` means "no usable credential".
+ */
+export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const apiKey = headers['x-api-key']
+  const authorization = headers.authorization
+  if (Array.isArray(apiKey) || Array.isArray(authorization)) return undefined
+  // The auth scheme is case-insensitive (RFC 9110 11.1); another scheme is not our credential.
+  const bearer =
+    authorization !== undefined && BEARER_PREFIX.test(authorization) ? authorization.slice(7) : undefined
+  if (apiKey !== undefined && bearer !== undefined && apiKey !== bearer) return undefined
+  return apiKey ?? bearer
+}
+
+const BEARER_PREFIX = /^bearer /i

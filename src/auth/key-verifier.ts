@@ -1,0 +1,107 @@
+import { LRUCache } from 'lru-cache'
+import type { Clock } from '../ports/clock.js'
+import type { KeyStore } from '../ports/key-store.js'
+import { parseApiKey, secretMatches } from './api-key.js'
+
+export const KEY_CACHE_MAX = 10_000
+export const KEY_CACHE_TTL_MS = 30_000
+export const LAST_USED_THROTTLE_MS = 60_000
+
+/** What a verified key grants the request. */
+export interface AuthenticatedKey {
+  keyId: string
+  companyId: number
+  scopes: ReadonlySet<string>
+}
+
+interface CachedKey {
+  auth: AuthenticatedKey
+  digest: Buffer
+  usable: boolean
+  expiresAt: number | null
+  lastTouchedAt: number
+}
+
+/** Cached "no such key", so a flood of unknown ids costs one lookup each per TTL, within `max`. */
+const UNKNOWN = Symbol('unknown key')
+
+export interface KeyVerifierOptions {
+  keyStore: KeyStore
+  clock: Clock
+  cacheMax?: number
+  cacheTtlMs?: number
+  lastUsedThrottleMs?: number
+  onTouchError?: (error: unknown) => void
+}
+
+/**
+ * Turns a presented API key into the company and scopes it grants, or `null` for every
+ * kind of credential failure alike (spec 5.4: the API never says why).
+ *
+ * Verified records are cached in a bounded LRU for at most `cacheTtlMs`; the cache holds the
+ * SHA-256 digest, never the secret, and the secret is still checked on every request.
+ */
+export class KeyVerifier {
+  readonly #keyStore: KeyStore
+  readonly #clock: Clock
+  readonly #cache: LRUCache<string, CachedKey | typeof UNKNOWN>
+  readonly #lastUsedThrottleMs: number
+  readonly #onTouchError: (error: unknown) => void
+  readonly #cacheEnabled: boolean
+
+  constructor(options: KeyVerifierOptions) {
+    this.#keyStore = options.keyStore
+    this.#clock = options.clock
+    this.#lastUsedThrottleMs = options.lastUsedThrottleMs ?? LAST_USED_THROTTLE_MS
+    this.#onTouchError = options.onTouchError ?? (() => {})
+    const ttl = options.cacheTtlMs ?? KEY_CACHE_TTL_MS
+    // lru-cache reads ttl 0 as "never expires"; for us 0 means "do not cache".
+    this.#cacheEnabled = ttl > 0
+    this.#cache = new LRUCache({
+      max: options.cacheMax ?? KEY_CACHE_MAX,
+      ttl: Math.max(ttl, 1),
+      perf: { now: () => this.#clock.now() },
+    })
+  }
+
+  async verify(presented: string | undefined): Promise<AuthenticatedKey | null> {
+    if (presented === undefined) return null
+    const parsed = parseApiKey(presented)
+    if (parsed === null) return null
+    const entry = this.#cache.get(parsed.keyId) ?? (await this.#load(parsed.keyId))
+    if (entry === UNKNOWN || !entry.usable) return null
+    const now = this.#clock.now()
+    if (entry.expiresAt !== null && now >= entry.expiresAt) return null
+    if (!secretMatches(parsed.secret, entry.digest)) return null
+    this.#touch(entry, now)
+    return entry.auth
+  }
+
+  /** Forgets a key at once; the key manager calls it on every state change in this process. */
+  invalidate(keyId: string): void {
+    this.#cache.delete(keyId)
+  }
+
+  async #load(keyId: string): Promise<CachedKey | typeof UNKNOWN> {
+    const record = await this.#keyStore.find(keyId)
+    const entry: CachedKey | typeof UNKNOWN =
+      record === null
+        ? UNKNOWN
+        : {
+            auth: { keyId, companyId: record.company_id, scopes: new Set(record.scopes) },
+            digest: Buffer.from(record.secret_hash, 'hex'),
+            usable: record.state === 'active',
+            expiresAt: record.expires_at === null ? null : record.expires_at.getTime(),
+            lastTouchedAt: Number.NEGATIVE_INFINITY,
+          }
+    if (this.#cacheEnabled) this.#cache.set(keyId, entry)
+    return entry
+  }
+
+  #touch(entry: CachedKey, now: number): void {
+    const touch = this.#keyStore.touchLastUsed
+    if (touch === undefined || now - entry.lastTouchedAt < this.#lastUsedThrottleMs) return
+    entry.lastTouchedAt = now
+    touch.call(this.#keyStore, entry.auth.keyId, new Date(now)).catch(this.#onTouchError)
+  }
+}

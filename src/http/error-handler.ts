@@ -1,0 +1,38 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES, ValidationError, type ErrorDetail } from '../errors.js'
+
+/** The spec's error envelope (section 7). */
+export interface ErrorEnvelope {
+  error: { code: string; message: string; status: number; details?: ErrorDetail[] }
+}
+
+const OUR_CODES = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'validation_error'])
+
+export function errorEnvelope(code: string, message: string, status: number, details?: ErrorDetail[]): ErrorEnvelope {
+  return { error: details === undefined ? { code, message, status } : { code, message, status, details } }
+}
+
+/**
+ * Renders every error of our routes in the spec's envelope, Fastify's own included
+ * (malformed JSON, body too large, unsupported media type). A 5xx never shows internals:
+ * the client gets a generic message and the request id; the log gets the error.
+ */
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof ValidationError) {
+    reply.code(422).send(errorEnvelope(error.code, error.message, 422, error.details))
+    return
+  }
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+  if (status >= 500) {
+    request.log.error({ err: error, reqId: request.id }, 'workforce-api: request failed')
+    reply.code(status).send(errorEnvelope(STATUS_CODES[status] ?? 'internal_error', `Internal server error (request ${request.id})`, status))
+    return
+  }
+  if (status === 401) reply.header('www-authenticate', 'Bearer')
+  const code = OUR_CODES.has(error.code) ? error.code : (STATUS_CODES[status] ?? 'bad_request')
+  reply.code(status).send(errorEnvelope(code, error.message, status))
+}
+
+export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {
+  reply.code(404).send(errorEnvelope('not_found', `No route ${request.method} ${request.url.split('?')[0]}`, 404))
+}

@@ -1,0 +1,94 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { FastifySchemaCompiler } from 'fastify'
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js'
+import { isCalendarDay, parseInstant } from '../time/calendar.js'
+
+/** Formats used by our schemas, with the sentence a client sees when a value misses one. */
+const FORMATS = {
+  date: { validate: isCalendarDay, message: 'must be an existing calendar day (YYYY-MM-DD)' },
+  'date-time': {
+    validate: (value: string) => parseInstant(value) !== null,
+    message: 'must be an ISO 8601 timestamp with Z or an offset (URL-encode + as %2B)',
+  },
+} as const
+
+type JsonSchema = { type?: string; properties?: Record<string, JsonSchema> }
+
+/**
+ * Builds the validator compiler of our encapsulated context.
+ *
+ * Fastify's default Ajv setup is lenient in ways an integration API must not be:
+ * `removeAdditional` silently drops a misspelt filter (so it would return everything) and
+ * `coerceTypes` turns `1e2` or `0x10` into numbers. Ours rejects unknown parameters and
+ * coerces query and path strings strictly: integers are plain digits, booleans are
+ * exactly `true` or `false`. Every failure is a 422 `validation_error` whose `details`
+ * name each offending field — except a malformed path id, which is a 404: no resource
+ * can live at that URL.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<JsonSchema> {
+  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, removeAdditional: false })
+  for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format.validate)
+
+  return ({ schema, httpPart }) => {
+    const validate = ajv.compile(schema)
+    const coerce = httpPart === 'querystring' || httpPart === 'params'
+    return (data: unknown) => {
+      const value = coerce ? coerceStrings(schema, data) : data
+      if (validate(value)) return { value }
+      if (httpPart === 'params') return { error: new NotFoundError('Resource not found') }
+      return { error: new ValidationError(toDetails(validate, httpPart)) }
+    }
+  }
+}
+
+const INTEGER = /^-?(0|[1-9]\d*)$/
+const BOOLEANS: Record<string, boolean> = { true: true, false: false }
+
+/** Converts the string values of a flat object to the types its schema declares, strictly. */
+function coerceStrings(schema: JsonSchema, data: unknown): unknown {
+  if (data === null || typeof data !== 'object') return data ?? {}
+  const out: Record<string, unknown> = {}
+  for (const [key, raw] of Object.entries(data)) {
+    const type = schema.properties?.[key]?.type
+    let value: unknown = raw
+    if (typeof raw === 'string') {
+      if (type === 'integer' && INTEGER.test(raw)) value = Number(raw)
+      else if (type === 'boolean' && Object.hasOwn(BOOLEANS, raw)) value = BOOLEANS[raw]
+    }
+    out[key] = value
+  }
+  return out
+}
+
+function toDetails(validate: ValidateFunction, httpPart: string | undefined): ErrorDetail[] {
+  const noun = httpPart === 'querystring' ? 'parameter' : 'field'
+  return (validate.errors ?? []).map((error) => ({ field: fieldOf(error), message: messageOf(error, noun) }))
+}
+
+function fieldOf(error: ErrorObject): string {
+  const path = error.instancePath.slice(1).replaceAll('/', '.')
+  const child = error.params.additionalProperty ?? error.params.missingProperty
+  if (typeof child === 'string') return path === '' ? child : `${path}.${child}`
+  return path === '' ? '(root)' : path
+}
+
+function messageOf(error: ErrorObject, noun: string): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `is not a recognised ${noun}`
+    case 'required':
+      return 'is required'
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`
+    case 'format':
+      return FORMATS[error.params.format as keyof typeof FORMATS]?.message ?? `must match format ${error.params.format}`
+    case 'type':
+      return error.params.type === 'boolean' ? 'must be true or false' : `must be ${article(error.params.type)}`
+    default:
+      return error.message ?? 'is invalid'
+  }
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`
+}

@@ -1,0 +1,149 @@
+import { generateApiKey } from '../auth/api-key.js'
+import type { Clock } from '../ports/clock.js'
+import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
+import { ALL_SCOPES, isScope, type Scope } from '../scopes.js'
+
+/** A key as shown to an administrator: never the secret, never its hash. */
+export interface ApiKeyInfo {
+  key_id: string
+  company_id: number
+  name: string | null
+  scopes: string[]
+  /** `expired` is derived: an active key whose `expires_at` has passed. */
+  state: KeyState | 'expired'
+  expires_at: string | null
+  created_at: string
+  last_used_at: string | null
+}
+
+export interface CreateKeyInput {
+  companyId: number
+  scopes: readonly string[]
+  expiresAt?: Date | null
+  name?: string | null
+}
+
+export interface CreatedKey {
+  /** The full key. Shown exactly once: it is not stored and cannot be recovered. */
+  key: string
+  info: ApiKeyInfo
+}
+
+/** Thrown for a refused key operation: unknown key, a transition the lifecycle forbids, bad input. */
+export class KeyManagementError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'not_found' | 'invalid_transition' | 'invalid_input',
+  ) {
+    super(message)
+    this.name = 'KeyManagementError'
+  }
+}
+
+/** Spec 3.4: which states each administrative action may start from. */
+const TRANSITIONS = {
+  disable: { to: 'disabled', from: ['active'] },
+  enable: { to: 'active', from: ['disabled'] },
+  revoke: { to: 'revoked', from: ['active', 'disabled'] },
+} as const satisfies Record<string, { to: KeyState; from: readonly KeyState[] }>
+
+export type KeyAction = keyof typeof TRANSITIONS
+
+/**
+ * Administrative key operations (spec 3.4), shared by the plugin (`app.workforceApi.keys`)
+ * and the CLI. `onChange` runs after every state change so caches can forget the key.
+ *
+ * @example
+ * const { key, info } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'] })
+ * console.log(key) // give it to the integrator now: it is never shown again
+ * await app.workforceApi.keys.revoke(info.key_id)
+ */
+export class KeyManager {
+  constructor(
+    private readonly keyStore: KeyStore,
+    private readonly clock: Clock,
+    private readonly onChange: (keyId: string) => void = () => {},
+  ) {}
+
+  async create(input: CreateKeyInput): Promise<CreatedKey> {
+    const scopes = normaliseScopes(input.scopes)
+    if (!Number.isSafeInteger(input.companyId) || input.companyId < 1) {
+      throw new KeyManagementError('companyId must be a positive integer', 'invalid_input')
+    }
+    const expiresAt = input.expiresAt ?? null
+    if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
+      throw new KeyManagementError('expiresAt must be a valid date', 'invalid_input')
+    }
+    const { key, keyId, secretHash } = generateApiKey()
+    const record: ApiKeyRecord = {
+      key_id: keyId,
+      company_id: input.companyId,
+      secret_hash: secretHash,
+      scopes,
+      expires_at: expiresAt,
+      state: 'active',
+      name: input.name ?? null,
+      created_at: new Date(this.clock.now()),
+      last_used_at: null,
+    }
+    await this.keyStore.create(record)
+    return { key, info: this.#info(record) }
+  }
+
+  disable(keyId: string): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'disable')
+  }
+
+  enable(keyId: string): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'enable')
+  }
+
+  /** Permanent: a revoked key can never be enabled again. */
+  revoke(keyId: string): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'revoke')
+  }
+
+  async list(options: { companyId?: number } = {}): Promise<ApiKeyInfo[]> {
+    const records = await this.keyStore.list(options.companyId)
+    return records.map((record) => this.#info(record))
+  }
+
+  async #transition(keyId: string, action: KeyAction): Promise<ApiKeyInfo> {
+    const { to, from } = TRANSITIONS[action]
+    const updated = await this.keyStore.setState(keyId, to, from)
+    if (updated === null) {
+      const current = await this.keyStore.find(keyId)
+      if (current === null) throw new KeyManagementError(`No API key with id ${keyId}`, 'not_found')
+      throw new KeyManagementError(`Cannot ${action} a key that is ${current.state}`, 'invalid_transition')
+    }
+    this.onChange(keyId)
+    return this.#info(updated)
+  }
+
+  #info(record: ApiKeyRecord): ApiKeyInfo {
+    const expired =
+      record.state === 'active' && record.expires_at !== null && record.expires_at.getTime() <= this.clock.now()
+    return {
+      key_id: record.key_id,
+      company_id: record.company_id,
+      name: record.name,
+      scopes: [...record.scopes],
+      state: expired ? 'expired' : record.state,
+      expires_at: record.expires_at?.toISOString() ?? null,
+      created_at: record.created_at.toISOString(),
+      last_used_at: record.last_used_at?.toISOString() ?? null,
+    }
+  }
+}
+
+/** Validates scope names; `all` expands to every scope. Returns them de-duplicated, in catalogue order. */
+export function normaliseScopes(scopes: readonly string[]): Scope[] {
+  if (scopes.length === 0) throw new KeyManagementError('A key needs at least one scope', 'invalid_input')
+  const wanted = new Set<string>()
+  for (const scope of scopes) {
+    if (scope === 'all') ALL_SCOPES.forEach((s) => wanted.add(s))
+    else if (isScope(scope)) wanted.add(scope)
+    else throw new KeyManagementError(`Unknown scope "${scope}"; expected one of: all, ${ALL_SCOPES.join(', ')}`, 'invalid_input')
+  }
+  return ALL_SCOPES.filter((scope) => wanted.has(scope))
+}

@@ -1,0 +1,79 @@
+import type { Clock } from './ports/clock.js'
+import type { KeyStore } from './ports/key-store.js'
+import type { ModuleRegistry } from './ports/module-registry.js'
+import type { Storage } from './ports/storage.js'
+
+export const MODULE_CACHE_TTL_MS = 5_000
+/** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
+export const MAX_KEY_CACHE_TTL_MS = 30_000
+
+/**
+ * Options of `app.register(workforceApi, options)`.
+ *
+ * @example
+ * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules })
+ */
+export interface WorkforceApiOptions {
+  /** Read access to the host's data, one reader per resource. */
+  storage: Storage
+  /** Durable API keys, shared by every app instance. */
+  keyStore: KeyStore
+  /** Which platform modules each company has active. */
+  modules: ModuleRegistry
+  /** Where routes are mounted, e.g. `/api/public` → `/api/public/v1/users`. */
+  prefix?: string
+  /** Source of "now" (key expiry, cache ages). Default: the system clock. */
+  clock?: Clock
+  /** Verified-key cache. `max` entries (default 10,000); `ttlMs` 0–30,000 (default 30,000; 0 disables). */
+  keyCache?: { max?: number; ttlMs?: number }
+  /** How long a module's on/off state is cached, 0–60,000 ms. Default 5,000; 0 disables. */
+  moduleCacheTtlMs?: number
+  /** At most one `touchLastUsed` per key per this many ms per process. Default 60,000. */
+  lastUsedThrottleMs?: number
+}
+
+const READERS = ['users', 'employees', 'roles', 'projects', 'shifts', 'absences', 'expenses', 'todos'] as const
+
+/**
+ * Checks options at registration so a wiring mistake fails `app.ready()` with a message
+ * naming the option, instead of failing the first request.
+ */
+export function checkOptions(options: Partial<WorkforceApiOptions>): void {
+  const { storage, keyStore, modules, clock, keyCache, prefix } = options
+  if (storage === null || typeof storage !== 'object') fail('storage', 'is required and must implement the Storage port')
+  for (const reader of READERS) {
+    const candidate = (storage as unknown as Record<string, { list?: unknown; get?: unknown } | undefined>)[reader]
+    if (typeof candidate?.list !== 'function' || typeof candidate.get !== 'function') {
+      fail(`storage.${reader}`, 'must have list() and get() methods')
+    }
+  }
+  if (typeof storage.company !== 'function') fail('storage.company', 'must be a function')
+  if (keyStore === null || typeof keyStore !== 'object') fail('keyStore', 'is required and must implement the KeyStore port')
+  for (const method of ['find', 'create', 'setState', 'list'] as const) {
+    if (typeof keyStore[method] !== 'function') fail(`keyStore.${method}`, 'must be a function')
+  }
+  if (modules === null || typeof modules !== 'object' || typeof modules.isActive !== 'function') {
+    fail('modules', 'is required and must implement the ModuleRegistry port (isActive)')
+  }
+  if (clock !== undefined && typeof clock?.now !== 'function') fail('clock', 'must have a now() method')
+  if (prefix !== undefined && (typeof prefix !== 'string' || (prefix !== '' && !prefix.startsWith('/')))) {
+    fail('prefix', 'must be a string starting with "/"')
+  }
+  if (keyCache !== undefined) {
+    checkInteger('keyCache.max', keyCache.max, 1, Number.MAX_SAFE_INTEGER)
+    checkInteger('keyCache.ttlMs', keyCache.ttlMs, 0, MAX_KEY_CACHE_TTL_MS)
+  }
+  checkInteger('moduleCacheTtlMs', options.moduleCacheTtlMs, 0, 60_000)
+  checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
+}
+
+function checkInteger(name: string, value: unknown, min: number, max: number): void {
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(name, `must be an integer from ${min} to ${max}`)
+  }
+}
+
+function fail(option: string, problem: string): never {
+  throw new TypeError(`fastify-workforce-api: option "${option}" ${problem}`)
+}

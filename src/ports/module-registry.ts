@@ -1,0 +1,13 @@
+export const PLATFORM_MODULES = ['core', 'projects', 'todo'] as const
+export type PlatformModule = (typeof PLATFORM_MODULES)[number]
+
+/**
+ * Which platform modules a company has switched on. A route whose module is inactive
+ * answers 403 `forbidden` even to a key holding the route's scope.
+ *
+ * The plugin caches answers for `moduleCacheTtlMs` (default 5 s), so a change made
+ * elsewhere takes effect within that time.
+ */
+export interface ModuleRegistry {
+  isActive(companyId: number, module: PlatformModule): Promise<boolean>
+}

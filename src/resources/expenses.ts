@@ -1,0 +1,65 @@
+import { Type } from '@sinclair/typebox'
+import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import type { ExpenseFilter } from '../ports/storage.js'
+import { EXPENSE_CATEGORIES, type ExpenseRecord } from '../records.js'
+import { formatCents } from '../money.js'
+import { checkDayRange, timestamp, updatedSince, type ReadResource } from './read-routes.js'
+
+/** A project expense. Pricing internals, km and per-diem detail and attachments are never exposed. */
+export const Expense = Type.Object({
+  id: Id,
+  employee_id: Id,
+  project_id: Nullable(Id),
+  category: StringEnum(EXPENSE_CATEGORIES),
+  description: Type.String(),
+  date: Day,
+  /** Exact decimal string with two fractional digits, e.g. `"12.30"` (spec 2.3). */
+  amount: Type.String({ pattern: '^-?\\d+\\.\\d{2}$' }),
+  currency: Type.String({ minLength: 3, maxLength: 3 }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+const filters = {
+  employee_id: Type.Optional(Id),
+  project_id: Type.Optional(Id),
+  category: Type.Optional(StringEnum(EXPENSE_CATEGORIES)),
+  date_from: Type.Optional(Day),
+  date_to: Type.Optional(Day),
+  updated_since: Type.Optional(Timestamp),
+}
+
+export function renderExpense(expense: ExpenseRecord) {
+  return {
+    id: expense.id,
+    employee_id: expense.employee_id,
+    project_id: expense.project_id,
+    category: expense.category,
+    description: expense.description,
+    date: expense.date,
+    amount: formatCents(expense.amount_cents),
+    currency: expense.currency,
+    created_at: timestamp(expense.created_at),
+    updated_at: timestamp(expense.updated_at),
+  }
+}
+
+export const expenses: ReadResource<ExpenseRecord, ExpenseFilter, typeof filters, typeof Expense> = {
+  name: 'expenses',
+  scope: 'expenses:read',
+  item: Expense,
+  filters,
+  reader: (storage) => storage.expenses,
+  toFilter(query) {
+    checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+    return {
+      employeeId: query.employee_id,
+      projectId: query.project_id,
+      category: query.category,
+      dateFrom: query.date_from,
+      dateTo: query.date_to,
+      updatedSince: updatedSince(query.updated_since),
+    }
+  },
+  render: renderExpense,
+}

@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox'
+import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import type { ShiftFilter } from '../ports/storage.js'
+import { SHIFT_STATUSES, type ShiftRecord } from '../records.js'
+import { nextDay, startOfCompanyDay } from '../time/calendar.js'
+import { checkDayRange, timestamp, updatedSince, type ReadResource } from './read-routes.js'
+
+/** Structural data only: free text and billing internals are never exposed. */
+export const Shift = Type.Object({
+  id: Id,
+  employee_id: Id,
+  project_id: Nullable(Id),
+  status: StringEnum(SHIFT_STATUSES),
+  starts_at: Timestamp,
+  ends_at: Timestamp,
+  break_minutes: Type.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+const filters = {
+  employee_id: Type.Optional(Id),
+  project_id: Type.Optional(Id),
+  status: Type.Optional(StringEnum(SHIFT_STATUSES)),
+  date_from: Type.Optional(Day),
+  date_to: Type.Optional(Day),
+  updated_since: Type.Optional(Timestamp),
+}
+
+export function renderShift(shift: ShiftRecord) {
+  return {
+    id: shift.id,
+    employee_id: shift.employee_id,
+    project_id: shift.project_id,
+    status: shift.status,
+    starts_at: timestamp(shift.starts_at),
+    ends_at: timestamp(shift.ends_at),
+    break_minutes: shift.break_minutes,
+    created_at: timestamp(shift.created_at),
+    updated_at: timestamp(shift.updated_at),
+  }
+}
+
+export const shifts: ReadResource<ShiftRecord, ShiftFilter, typeof filters, typeof Shift> = {
+  name: 'shifts',
+  scope: 'shifts:read',
+  item: Shift,
+  filters,
+  reader: (storage) => storage.shifts,
+  async toFilter(query, context) {
+    checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+    const filter: ShiftFilter = {
+      employeeId: query.employee_id,
+      projectId: query.project_id,
+      status: query.status,
+      updatedSince: updatedSince(query.updated_since),
+    }
+    // A shift belongs to the company-calendar day on which it starts (spec 4.3).
+    if (query.date_from !== undefined || query.date_to !== undefined) {
+      const zone = await context.companyTimeZone()
+      if (query.date_from !== undefined) filter.startsFrom = startOfCompanyDay(query.date_from, zone)
+      if (query.date_to !== undefined) filter.startsBefore = startOfCompanyDay(nextDay(query.date_to), zone)
+    }
+    return filter
+  },
+  render: renderShift,
+}
