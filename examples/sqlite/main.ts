@@ -1,0 +1,49 @@
+/**
+ * `npm run example`: a SQLite-backed API server with demo data and working keys.
+ * Seeds `.example/workforce-demo.db` on first run, creates fresh demo keys, then serves.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
+import { LOG_REDACT_PATHS, workforceApi } from '../../src/index.js'
+import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
+
+const directory = join(process.cwd(), '.example')
+const port = Number(process.env.PORT ?? 3000)
+const host = process.env.HOST ?? '127.0.0.1'
+
+mkdirSync(directory, { recursive: true })
+const adapter = await openSqliteAdapter({ filename: join(directory, 'workforce-demo.db') })
+if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) === null) {
+  await adapter.loadDataset(generateDataset())
+  console.log(`Seeded ${join(directory, 'workforce-demo.db')} with demo data`)
+}
+
+const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS } })
+await app.register(workforceApi, { prefix: '/api/public', storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules })
+app.addHook('onClose', () => adapter.close())
+
+const full = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], name: 'demo: everything' })
+const readOnlyUsers = await app.workforceApi.keys.create({ companyId: 2, scopes: ['users:read', 'company:read'], name: 'demo: users only' })
+
+await app.listen({ port, host })
+const base = `http://${host}:${port}/api/public/v1`
+console.log(`
+fastify-workforce-api example listening on http://${host}:${port}
+
+Demo API keys (new ones are made on every start; each is shown only here):
+  company 1 (${SEED_COMPANIES[0]!.name}), all scopes:   ${full.key}
+  company 2 (${SEED_COMPANIES[1]!.name}), users + company: ${readOnlyUsers.key}
+
+Try:
+  curl -H "X-Api-Key: ${full.key}" "${base}/users?per_page=5"
+  curl -H "Authorization: Bearer ${full.key}" "${base}/shifts?date_from=2026-03-29&date_to=2026-03-29"
+  curl -H "X-Api-Key: ${readOnlyUsers.key}" "${base}/company"
+`)
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    app.close().then(() => process.exit(0))
+  })
+}

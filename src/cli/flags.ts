@@ -1,0 +1,31 @@
+import { parseArgs } from 'node:util'
+import { CliError } from './open-adapter.js'
+
+type FlagSpec = Record<string, { type: 'string' | 'boolean' }>
+type ParsedFlags<T extends FlagSpec> = { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string }
+
+/** Parses a command's flags strictly: an unknown flag or a stray positional is a usage error. */
+export function parseFlags<T extends FlagSpec>(args: string[], spec: T, usage: string): ParsedFlags<T> {
+  try {
+    return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values as ParsedFlags<T>
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\nusage: ${usage}`, 2)
+  }
+}
+
+export function required(value: string | undefined, flag: string, usage: string): string {
+  if (value === undefined || value === '') throw new CliError(`missing --${flag}\nusage: ${usage}`, 2)
+  return value
+}
+
+export function positiveInteger(value: string, flag: string): number {
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new CliError(`--${flag} must be a positive integer, got "${value}"`, 2)
+  }
+  return Number(value)
+}
+
+export function booleanFlag(value: string, flag: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new CliError(`--${flag} must be true or false, got "${value}"`, 2)
+  return value === 'true'
+}

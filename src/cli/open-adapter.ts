@@ -1,0 +1,39 @@
+import type { KeyStore } from '../ports/key-store.js'
+import type { PlatformModule } from '../ports/module-registry.js'
+import type { Storage } from '../ports/storage.js'
+import type { Dataset } from '../seed/dataset.js'
+
+/** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
+export interface CliAdapter {
+  storage: Storage
+  keyStore: KeyStore
+  modules: {
+    isActive(companyId: number, module: PlatformModule): Promise<boolean>
+    setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void>
+  }
+  loadDataset(dataset: Dataset): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * Opens the adapter a `--db` value names, migrating it: a `postgres://` URL, or else a
+ * SQLite file path. Adapters are imported lazily so one never loads the other's driver.
+ */
+export async function openAdapter(db: string): Promise<CliAdapter> {
+  if (/^postgres(ql)?:\/\//.test(db)) {
+    throw new CliError('--db postgres:// URLs are not supported yet; pass a SQLite file path')
+  }
+  const { openSqliteAdapter } = await import('../../adapters/sqlite/index.js')
+  return openSqliteAdapter({ filename: db })
+}
+
+/** A refusal the CLI prints as one line to stderr before exiting non-zero. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message)
+    this.name = 'CliError'
+  }
+}
