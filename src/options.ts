@@ -1,7 +1,10 @@
 import type { Clock } from './ports/clock.js'
+import type { IdempotencyStore } from './ports/idempotency-store.js'
+import type { InviteSender } from './ports/invite-sender.js'
 import type { KeyStore } from './ports/key-store.js'
 import type { ModuleRegistry } from './ports/module-registry.js'
 import type { Storage } from './ports/storage.js'
+import type { WriteStorage } from './ports/write-storage.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
 /** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
@@ -20,6 +23,17 @@ export interface WorkforceApiOptions {
   keyStore: KeyStore
   /** Which platform modules each company has active. */
   modules: ModuleRegistry
+  /**
+   * Write access (users, to-dos). Without it the API is read-only and the write routes are
+   * not mounted. Requires `idempotency`: a client's Idempotency-Key is never silently ignored.
+   */
+  writes?: WriteStorage
+  /** Durable idempotency records, shared by every app instance. Required with `writes`. */
+  idempotency?: IdempotencyStore
+  /** Sends invitation emails for `POST /v1/users` with `send_invite: true`. Default: logs them. */
+  invites?: InviteSender
+  /** Idempotency timings: `leaseMs` (default 60 s), `retentionMs` (24 h), `purgeIntervalMs` (60 s), `purgeBatch` (500). */
+  idempotencyOptions?: { leaseMs?: number; retentionMs?: number; purgeIntervalMs?: number; purgeBatch?: number }
   /** Where routes are mounted, e.g. `/api/public` → `/api/public/v1/users`. */
   prefix?: string
   /** Source of "now" (key expiry, cache ages). Default: the system clock. */
@@ -54,6 +68,22 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
   }
   if (modules === null || typeof modules !== 'object' || typeof modules.isActive !== 'function') {
     fail('modules', 'is required and must implement the ModuleRegistry port (isActive)')
+  }
+  if (options.writes !== undefined) {
+    if (options.writes === null || typeof options.writes.transaction !== 'function') fail('writes', 'must implement the WriteStorage port (transaction)')
+    const store = options.idempotency
+    if (store === undefined || store === null) fail('idempotency', 'is required when "writes" is set')
+    for (const method of ['begin', 'complete', 'release', 'purgeExpired'] as const) {
+      if (typeof store[method] !== 'function') fail(`idempotency.${method}`, 'must be a function')
+    }
+  }
+  if (options.invites !== undefined && typeof options.invites?.sendInvite !== 'function') fail('invites', 'must have a sendInvite() method')
+  const timings = options.idempotencyOptions
+  if (timings !== undefined) {
+    checkInteger('idempotencyOptions.leaseMs', timings.leaseMs, 1, 24 * 60 * 60 * 1000)
+    checkInteger('idempotencyOptions.retentionMs', timings.retentionMs, 1, Number.MAX_SAFE_INTEGER)
+    checkInteger('idempotencyOptions.purgeIntervalMs', timings.purgeIntervalMs, 1, 2_147_483_647)
+    checkInteger('idempotencyOptions.purgeBatch', timings.purgeBatch, 1, 100_000)
   }
   if (clock !== undefined && typeof clock?.now !== 'function') fail('clock', 'must have a now() method')
   if (prefix !== undefined && (typeof prefix !== 'string' || (prefix !== '' && !prefix.startsWith('/')))) {

@@ -21,6 +21,16 @@ import { shifts } from './resources/shifts.js'
 import { todos } from './resources/todos.js'
 import { users } from './resources/users.js'
 import { SCOPE_MODULES } from './scopes.js'
+import {
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_PURGE_BATCH,
+  IDEMPOTENCY_PURGE_INTERVAL_MS,
+  IDEMPOTENCY_RETENTION_MS,
+  registerIdempotency,
+} from './idempotency/idempotency.js'
+import type { InviteSender } from './ports/invite-sender.js'
+import { registerTodoWrites } from './writes/todos.js'
+import { registerUserWrites, type WriteRouteContext } from './writes/users.js'
 
 /** What the plugin adds to the host's Fastify instance. */
 export interface WorkforceApiDecorator {
@@ -51,6 +61,8 @@ const routes = fp(
     app.setErrorHandler(handleError)
     app.setNotFoundHandler(handleNotFound)
     app.decorateRequest('workforceAuth', null)
+    // Bodies are JSON only: any other media type is a 415, not a string body that fails later.
+    app.removeContentTypeParser('text/plain')
 
     // HTTP → auth (key → company, scopes) → scope/module check → handler (style.md).
     app.addHook('onRequest', async (request) => {
@@ -76,6 +88,24 @@ const routes = fp(
     registerReadRoutes(app, storage, companyOf, absences)
     registerReadRoutes(app, storage, companyOf, expenses)
     registerReadRoutes(app, storage, companyOf, todos)
+
+    if (options.writes !== undefined && options.idempotency !== undefined) {
+      const clock = options.clock ?? systemClock
+      const timings = options.idempotencyOptions ?? {}
+      // After auth (onRequest) and before validation: see registerIdempotency.
+      registerIdempotency(app, {
+        store: options.idempotency,
+        clock,
+        leaseMs: timings.leaseMs ?? IDEMPOTENCY_LEASE_MS,
+        retentionMs: timings.retentionMs ?? IDEMPOTENCY_RETENTION_MS,
+        purgeIntervalMs: timings.purgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS,
+        purgeBatch: timings.purgeBatch ?? IDEMPOTENCY_PURGE_BATCH,
+      })
+      const prefix = options.prefix ?? ''
+      const context: WriteRouteContext = { writes: options.writes, clock, companyOf, locationOf: (_request, path) => `${prefix}${path}` }
+      registerUserWrites(app, context, options.invites ?? loggingInviteSender(app))
+      registerTodoWrites(app, context)
+    }
   },
   { name: 'fastify-workforce-api-routes', fastify: '5.x', encapsulate: true },
 )
@@ -110,6 +140,15 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
  * const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'] })
  */
 export const workforceApi = fp(plugin, { name: 'fastify-workforce-api', fastify: '5.x' })
+
+/** The default `InviteSender`: the host sends email; until it says how, we log the invitation. */
+function loggingInviteSender(app: FastifyInstance): InviteSender {
+  return {
+    async sendInvite(invitation) {
+      app.log.info({ invitation }, 'workforce-api: invitation to send (no InviteSender configured)')
+    },
+  }
+}
 
 function cachedModuleCheck(registry: ModuleRegistry, ttlMs: number) {
   if (ttlMs === 0) return (companyId: number, module: PlatformModule) => registry.isActive(companyId, module)

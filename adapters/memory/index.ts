@@ -1,13 +1,20 @@
 import { emptyDataset, type Dataset } from '../../src/seed/dataset.js'
+import type { ChangeEvent } from '../../src/ports/write-storage.js'
+import { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import { MemoryKeyStore } from './memory-key-store.js'
 import { MemoryModuleRegistry } from './memory-module-registry.js'
 import { MemoryStorage } from './memory-storage.js'
+import { MemoryWriteStorage } from './memory-write-storage.js'
 
 /** The ports over in-process memory, plus the fixture-loading hook. */
 export interface MemoryAdapter {
   storage: MemoryStorage
   keyStore: MemoryKeyStore
   modules: MemoryModuleRegistry
+  writes: MemoryWriteStorage
+  idempotency: MemoryIdempotencyStore
+  /** Change events recorded by writes, in order. */
+  events: ChangeEvent[]
   /** Replaces the stored data with `dataset` (a deep copy). */
   loadDataset(dataset: Dataset): Promise<void>
   close(): Promise<void>
@@ -23,10 +30,15 @@ export interface MemoryAdapter {
 export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAdapter {
   const storage = new MemoryStorage(structuredClone(dataset))
   const modules = new MemoryModuleRegistry(storage.data.modules)
+  const idempotency = new MemoryIdempotencyStore()
+  const writes = new MemoryWriteStorage(storage, idempotency)
   return {
     storage,
     keyStore: new MemoryKeyStore(),
     modules,
+    writes,
+    idempotency,
+    events: writes.events,
     async loadDataset(next) {
       const copy = structuredClone(next)
       // The registry and the storage share one array of module rows.
@@ -40,3 +52,5 @@ export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAd
 export { MemoryKeyStore } from './memory-key-store.js'
 export { MemoryModuleRegistry } from './memory-module-registry.js'
 export { MemoryStorage } from './memory-storage.js'
+export { MemoryIdempotencyStore } from './memory-idempotency-store.js'
+export { MemoryWriteStorage } from './memory-write-storage.js'

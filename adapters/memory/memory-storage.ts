@@ -23,6 +23,7 @@ import type {
   UserRecord,
 } from '../../src/records.js'
 import type { Dataset } from '../../src/seed/dataset.js'
+import { TransactionGate } from '../transaction-gate.js'
 
 /**
  * A reader over in-memory rows: filter, order by id, then slice. Rows are copied out so a
@@ -30,12 +31,14 @@ import type { Dataset } from '../../src/seed/dataset.js'
  */
 class MemoryReader<Row extends { id: number }, R, F> implements ResourceReader<R, F> {
   constructor(
+    private readonly gate: TransactionGate,
     private readonly rowsOf: (companyId: number) => Row[],
     private readonly matches: (row: Row, filter: F) => boolean,
     private readonly toRecord: (row: Row) => R,
   ) {}
 
   async list(companyId: number, filter: F, window: PageWindow): Promise<ListResult<R>> {
+    await this.gate.idle()
     const matching = this.rowsOf(companyId)
       .filter((row) => this.matches(row, filter))
       .sort((a, b) => a.id - b.id)
@@ -46,6 +49,7 @@ class MemoryReader<Row extends { id: number }, R, F> implements ResourceReader<R
   }
 
   async get(companyId: number, id: number): Promise<R | null> {
+    await this.gate.idle()
     const row = this.rowsOf(companyId).find((candidate) => candidate.id === id)
     return row === undefined ? null : this.toRecord(row)
   }
@@ -95,34 +99,46 @@ export class MemoryStorage implements Storage {
   readonly expenses: ResourceReader<ExpenseRecord, ExpenseFilter>
   readonly todos: ResourceReader<TodoRecord, TodoFilter>
 
-  constructor(readonly data: Dataset) {
+  /**
+   * @param data the backing rows; tests may inspect them
+   * @param gate shared with the write storage, so reads wait for an open transaction
+   */
+  constructor(
+    readonly data: Dataset,
+    readonly gate: TransactionGate = new TransactionGate(),
+  ) {
     const of =
       <Row extends { company_id: number }>(rows: () => Row[]) =>
       (companyId: number) =>
         rows().filter((row) => row.company_id === companyId)
 
     this.users = new MemoryReader(
-      (companyId) => this.#usersOf(companyId),
+      gate,
+      (companyId) => this.usersOf(companyId),
       (user, f: UserFilter) => is(user.active, f.active) && is(user.email.toLowerCase(), f.email) && since(user.updated_at, f.updatedSince),
       clone,
     )
     this.employees = new MemoryReader(
+      gate,
       of(() => this.data.employees),
       (row, f: EmployeeFilter) => since(row.updated_at, f.updatedSince),
       pick<EmployeeRecord>(['id', 'user_id', 'employee_number', 'job_title', 'contract_type', 'weekly_hours', 'hire_date', 'termination_date', 'supervisor_id', 'created_at', 'updated_at']),
     )
     this.roles = new MemoryReader(
+      gate,
       of(() => this.data.roles),
       () => true,
       pick<RoleRecord>(['id', 'name', 'permissions', 'created_at', 'updated_at']),
     )
     this.projects = new MemoryReader(
+      gate,
       of(() => this.data.projects),
       (row, f: ProjectFilter) =>
         is(row.status, f.status) && is(row.kind, f.kind) && is(row.customer_id, f.customerId) && since(row.updated_at, f.updatedSince),
       pick<ProjectRecord>(['id', 'name', 'code', 'status', 'kind', 'customer_id', 'starts_on', 'ends_on', 'created_at', 'updated_at']),
     )
     this.shifts = new MemoryReader(
+      gate,
       of(() => this.data.shifts),
       (row, f: ShiftFilter) =>
         is(row.employee_id, f.employeeId) &&
@@ -134,6 +150,7 @@ export class MemoryStorage implements Storage {
       pick<ShiftRecord>(['id', 'employee_id', 'project_id', 'status', 'starts_at', 'ends_at', 'break_minutes', 'created_at', 'updated_at']),
     )
     this.absences = new MemoryReader(
+      gate,
       of(() => this.data.absences),
       (row, f: AbsenceFilter) =>
         is(row.employee_id, f.employeeId) &&
@@ -144,6 +161,7 @@ export class MemoryStorage implements Storage {
       pick<AbsenceRecord>(['id', 'employee_id', 'date', 'type', 'hours', 'status', 'created_at', 'updated_at']),
     )
     this.expenses = new MemoryReader(
+      gate,
       of(() => this.data.expenses),
       (row, f: ExpenseFilter) =>
         is(row.employee_id, f.employeeId) &&
@@ -155,6 +173,7 @@ export class MemoryStorage implements Storage {
       pick<ExpenseRecord>(['id', 'employee_id', 'project_id', 'category', 'description', 'date', 'amount_cents', 'currency', 'created_at', 'updated_at']),
     )
     this.todos = new MemoryReader(
+      gate,
       of(() => this.data.todos),
       (row, f: TodoFilter) =>
         is(row.status, f.status) &&
@@ -171,12 +190,13 @@ export class MemoryStorage implements Storage {
   }
 
   async company(companyId: number): Promise<CompanyRecord | null> {
+    await this.gate.idle()
     const company = this.data.companies.find((candidate) => candidate.id === companyId)
     return company === undefined ? null : clone(company)
   }
 
-  /** A company's users: each membership joined with its person (see `MembershipRow`). */
-  #usersOf(companyId: number): UserRecord[] {
+  /** A company's users: each membership joined with its person (see `MembershipRow`). Not gated: for the write transaction. */
+  usersOf(companyId: number): UserRecord[] {
     const people = new Map(this.data.people.map((person) => [person.id, person]))
     const users: UserRecord[] = []
     for (const membership of this.data.memberships) {

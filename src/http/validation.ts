@@ -26,7 +26,7 @@ type JsonSchema = { type?: string; properties?: Record<string, JsonSchema> }
  * can live at that URL.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<JsonSchema> {
-  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, removeAdditional: false })
+  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, removeAdditional: false, verbose: true })
   for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format.validate)
 
   return ({ schema, httpPart }) => {
@@ -69,7 +69,7 @@ function fieldOf(error: ErrorObject): string {
   const path = error.instancePath.slice(1).replaceAll('/', '.')
   const child = error.params.additionalProperty ?? error.params.missingProperty
   if (typeof child === 'string') return path === '' ? child : `${path}.${child}`
-  return path === '' ? '(root)' : path
+  return path === '' ? 'body' : path
 }
 
 function messageOf(error: ErrorObject, noun: string): string {
@@ -78,11 +78,14 @@ function messageOf(error: ErrorObject, noun: string): string {
       return `is not a recognised ${noun}`
     case 'required':
       return 'is required'
+    case 'minProperties':
+      return 'must contain at least one field'
     case 'enum':
       return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`
     case 'format':
       return FORMATS[error.params.format as keyof typeof FORMATS]?.message ?? `must match format ${error.params.format}`
     case 'type':
+      if (error.data === null) return 'must not be null'
       return error.params.type === 'boolean' ? 'must be true or false' : `must be ${article(error.params.type)}`
     default:
       return error.message ?? 'is invalid'

@@ -1,0 +1,161 @@
+import type { StoredResponse } from '../../src/ports/idempotency-store.js'
+import {
+  WriteConflict,
+  type ChangeEvent,
+  type NewPerson,
+  type TodoFields,
+  type WriteStorage,
+  type WriteTransaction,
+} from '../../src/ports/write-storage.js'
+import type { TodoRecord, UserRecord } from '../../src/records.js'
+import type { MemoryIdempotencyStore } from './memory-idempotency-store.js'
+import type { MemoryStorage } from './memory-storage.js'
+
+const nextId = (rows: ReadonlyArray<{ id: number }>) => rows.reduce((max, row) => Math.max(max, row.id), 0) + 1
+
+/**
+ * The reference `WriteStorage`. Transactions run one at a time (the storage's gate also holds
+ * reads back meanwhile); each change pushes its undo, and a failed transaction undoes them
+ * in reverse, so nothing is half-written.
+ */
+export class MemoryWriteStorage implements WriteStorage {
+  constructor(
+    private readonly storage: MemoryStorage,
+    private readonly idempotency: MemoryIdempotencyStore,
+    /** Change events, in order: the seam the webhook outbox will read. */
+    readonly events: ChangeEvent[] = [],
+  ) {}
+
+  transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+    return this.storage.gate.exclusive(async () => {
+      const undo: Array<() => void> = []
+      try {
+        return await work(new MemoryWriteTransaction(this.storage, this.idempotency, this.events, undo))
+      } catch (error) {
+        for (const step of undo.reverse()) step()
+        throw error
+      }
+    })
+  }
+}
+
+class MemoryWriteTransaction implements WriteTransaction {
+  constructor(
+    private readonly storage: MemoryStorage,
+    private readonly idempotency: MemoryIdempotencyStore,
+    private readonly events: ChangeEvent[],
+    private readonly undo: Array<() => void>,
+  ) {}
+
+  get #data() {
+    return this.storage.data
+  }
+
+  async findUserIdByEmail(emailLower: string): Promise<number | null> {
+    return this.#data.people.find((person) => person.email.toLowerCase() === emailLower)?.id ?? null
+  }
+
+  async membershipCompanies(userId: number): Promise<number[]> {
+    return this.#data.memberships.filter((m) => m.user_id === userId).map((m) => m.company_id)
+  }
+
+  async existingRoleIds(companyId: number, roleIds: readonly number[]): Promise<number[]> {
+    const wanted = new Set(roleIds)
+    return this.#data.roles.filter((role) => role.company_id === companyId && wanted.has(role.id)).map((role) => role.id)
+  }
+
+  async todoListExists(companyId: number, listId: number): Promise<boolean> {
+    return this.#data.todoLists.some((list) => list.company_id === companyId && list.id === listId)
+  }
+
+  async createPerson(person: NewPerson, now: Date): Promise<number> {
+    if ((await this.findUserIdByEmail(person.email.toLowerCase())) !== null) {
+      throw new WriteConflict(`A person with email ${person.email} already exists`)
+    }
+    const id = nextId(this.#data.people)
+    this.#push(this.#data.people, { id, ...person, active: true, password_hash: '', created_at: now, updated_at: now })
+    return id
+  }
+
+  async addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
+    if ((await this.membershipCompanies(userId)).includes(companyId)) {
+      throw new WriteConflict(`User ${userId} is already a member of company ${companyId}`)
+    }
+    this.#push(this.#data.memberships, { company_id: companyId, user_id: userId, role_ids: [...roleIds], created_at: now, updated_at: now })
+  }
+
+  async setUserActive(userId: number, active: boolean, now: Date): Promise<void> {
+    const person = this.#data.people.find((candidate) => candidate.id === userId)
+    if (person === undefined) return
+    this.#assign(person, { active, updated_at: now })
+    for (const membership of this.#data.memberships) {
+      if (membership.user_id === userId) this.#assign(membership, { updated_at: now })
+    }
+  }
+
+  async getUser(companyId: number, userId: number): Promise<UserRecord | null> {
+    return this.storage.usersOf(companyId).find((user) => user.id === userId) ?? null
+  }
+
+  async getTodoForUpdate(companyId: number, id: number): Promise<TodoRecord | null> {
+    const row = this.#todo(companyId, id)
+    return row === undefined ? null : this.#todoRecord(row)
+  }
+
+  async insertTodo(companyId: number, fields: TodoFields, now: Date): Promise<TodoRecord> {
+    const row = {
+      id: nextId(this.#data.todos),
+      company_id: companyId,
+      ...fields,
+      claimed_by: null,
+      checklist: [],
+      tag_ids: [],
+      source: null,
+      created_at: now,
+      updated_at: now,
+    }
+    this.#push(this.#data.todos, row)
+    return this.#todoRecord(row)
+  }
+
+  async updateTodo(companyId: number, id: number, changes: Partial<TodoFields>, now: Date): Promise<TodoRecord> {
+    const row = this.#todo(companyId, id)
+    if (row === undefined) throw new Error(`To-do ${id} of company ${companyId} does not exist`)
+    this.#assign(row, { ...changes, updated_at: now })
+    return this.#todoRecord(row)
+  }
+
+  async recordEvent(event: ChangeEvent): Promise<void> {
+    this.#push(this.events, { ...event })
+  }
+
+  async completeIdempotency(slot: string, token: string, response: StoredResponse): Promise<boolean> {
+    const before = this.idempotency.completeNow(slot, token, response)
+    if (before === null) return false
+    this.undo.push(() => this.idempotency.records.set(slot, before))
+    return true
+  }
+
+  #todo(companyId: number, id: number) {
+    return this.#data.todos.find((todo) => todo.company_id === companyId && todo.id === id)
+  }
+
+  #todoRecord(row: TodoRecord & { company_id: number }): TodoRecord {
+    const { company_id: _company, ...record } = row
+    return structuredClone(record)
+  }
+
+  #push<T>(rows: T[], row: T): void {
+    rows.push(row)
+    this.undo.push(() => {
+      const index = rows.lastIndexOf(row)
+      if (index >= 0) rows.splice(index, 1)
+    })
+  }
+
+  #assign<T extends object>(target: T, changes: Partial<T>): void {
+    const before = Object.fromEntries(Object.keys(changes).map((key) => [key, target[key as keyof T]])) as Partial<T>
+    Object.assign(target, changes)
+    this.undo.push(() => Object.assign(target, before))
+  }
+}

@@ -1,0 +1,95 @@
+import type { StoredResponse } from './idempotency-store.js'
+import type { TodoRecord, UserRecord } from '../records.js'
+
+/**
+ * A change to a resource, recorded in the same transaction as the change itself: the seam
+ * through which the webhook outbox (a later issue) will deliver `<resource>.<action>` events.
+ */
+export interface ChangeEvent {
+  company_id: number
+  /** e.g. `users.created`, `todos.updated` (spec section 6). */
+  type: string
+  resource_id: number
+  occurred_at: Date
+}
+
+export interface NewPerson {
+  email: string
+  first_name: string
+  last_name: string
+}
+
+/** The writable fields of a to-do, as stored (see `TodoRecord` for `due_day`/`due_at`). */
+export type TodoFields = Pick<
+  TodoRecord,
+  | 'title'
+  | 'notes'
+  | 'status'
+  | 'priority'
+  | 'important'
+  | 'due_day'
+  | 'due_at'
+  | 'due_is_all_day'
+  | 'list_id'
+  | 'assigned_to'
+  | 'assignee_group_id'
+>
+
+/**
+ * One database transaction of a write. Everything done through it commits together or not
+ * at all — the mutation, its change event and its idempotency record.
+ *
+ * The plugin does the domain checks (ownership, transitions) through the lookups here, so
+ * the adapter only stores. `now` is the plugin's clock; adapters never read the time.
+ */
+export interface WriteTransaction {
+  /** The id of the person with this (lower-cased) email, or `null`. */
+  findUserIdByEmail(emailLower: string): Promise<number | null>
+  /** Ids of the companies the person is a member of. */
+  membershipCompanies(userId: number): Promise<number[]>
+  /** Which of `roleIds` are roles of the company. */
+  existingRoleIds(companyId: number, roleIds: readonly number[]): Promise<number[]>
+  todoListExists(companyId: number, listId: number): Promise<boolean>
+
+  /** Creates a person with an enabled login; returns its id (greater than every existing one). */
+  createPerson(person: NewPerson, now: Date): Promise<number>
+  /** Adds the person to the company. Throws `WriteConflict` if already a member. */
+  addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void>
+  /** Sets the login flag and bumps `updated_at` of the person and of every membership. */
+  setUserActive(userId: number, active: boolean, now: Date): Promise<void>
+  /** The user as the company sees them, read inside this transaction. */
+  getUser(companyId: number, userId: number): Promise<UserRecord | null>
+
+  /** The to-do, locked for the rest of the transaction where the database can lock rows. */
+  getTodoForUpdate(companyId: number, id: number): Promise<TodoRecord | null>
+  /** Inserts a to-do (empty checklist and tags, no claim, no source) and returns it. */
+  insertTodo(companyId: number, fields: TodoFields, now: Date): Promise<TodoRecord>
+  /** Writes only the given fields, sets `updated_at = now`, returns the to-do after the change. */
+  updateTodo(companyId: number, id: number, changes: Partial<TodoFields>, now: Date): Promise<TodoRecord>
+
+  recordEvent(event: ChangeEvent): Promise<void>
+  /**
+   * Completes an idempotency slot in this transaction (see `IdempotencyStore.complete`).
+   * @returns false if `token` no longer holds the slot — the plugin then rolls back.
+   */
+  completeIdempotency(slot: string, token: string, response: StoredResponse, now: Date): Promise<boolean>
+}
+
+/**
+ * Write access to the host's data: users (provisioning, login) and to-dos.
+ *
+ * @example
+ * const todo = await writes.transaction(async (tx) => tx.insertTodo(companyId, fields, now))
+ */
+export interface WriteStorage {
+  /** Runs `work` in one transaction; commits if it resolves, rolls back if it throws. */
+  transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T>
+}
+
+/** Thrown by an adapter when a write would violate uniqueness (a duplicate email or membership). */
+export class WriteConflict extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'WriteConflict'
+  }
+}
