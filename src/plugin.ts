@@ -8,7 +8,7 @@ import { handleError, handleNotFound } from './http/error-handler.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, type WorkforceApiOptions } from './options.js'
-import { systemClock } from './ports/clock.js'
+import { systemClock, type Clock } from './ports/clock.js'
 import type { ModuleRegistry, PlatformModule } from './ports/module-registry.js'
 import { absences } from './resources/absences.js'
 import { registerCompanyRoute } from './resources/company.js'
@@ -55,7 +55,7 @@ declare module 'fastify' {
 const routes = fp(
   async (app: FastifyInstance, options: WorkforceApiOptions & { verifier: KeyVerifier }) => {
     const { storage, verifier } = options
-    const moduleActive = cachedModuleCheck(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS)
+    const moduleActive = cachedModuleCheck(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, options.clock ?? systemClock)
 
     app.setValidatorCompiler(createValidatorCompiler())
     app.setErrorHandler(handleError)
@@ -150,9 +150,9 @@ function loggingInviteSender(app: FastifyInstance): InviteSender {
   }
 }
 
-function cachedModuleCheck(registry: ModuleRegistry, ttlMs: number) {
+function cachedModuleCheck(registry: ModuleRegistry, ttlMs: number, clock: Clock) {
   if (ttlMs === 0) return (companyId: number, module: PlatformModule) => registry.isActive(companyId, module)
-  const cache = new LRUCache<string, boolean>({ max: 10_000, ttl: ttlMs })
+  const cache = new LRUCache<string, boolean>({ max: 10_000, ttl: ttlMs, perf: { now: () => clock.now() }, ttlResolution: 0 })
   return async (companyId: number, module: PlatformModule) => {
     const key = `${companyId}:${module}`
     const hit = cache.get(key)

@@ -60,7 +60,10 @@ export class KeyVerifier {
     this.#cache = new LRUCache({
       max: options.cacheMax ?? KEY_CACHE_MAX,
       ttl: Math.max(ttl, 1),
+      // Ages come from the injected clock, read on every check (lru-cache otherwise reuses
+      // a reading for up to 1 ms), so a revoked-elsewhere key never outlives the TTL.
       perf: { now: () => this.#clock.now() },
+      ttlResolution: 0,
     })
   }
 
