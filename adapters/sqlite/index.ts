@@ -1,14 +1,19 @@
 import type { Kysely } from 'kysely'
+import type { IdempotencyStore } from '../../src/ports/idempotency-store.js'
 import type { KeyStore } from '../../src/ports/key-store.js'
 import type { Storage } from '../../src/ports/storage.js'
+import type { WriteStorage } from '../../src/ports/write-storage.js'
 import type { Dataset } from '../../src/seed/dataset.js'
 import { migrateToLatest } from '../sql/migrate.js'
 import { loadDataset } from '../sql/sql-fixtures.js'
+import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
 import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
+import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
-import { createSqliteKysely, createSqliteRunner, openSqliteDatabase, type SqliteDatabase } from './sqlite-database.js'
+import { createSqliteKysely, createSqliteRunner, createSqliteTransactor, openSqliteDatabase, type SqliteDatabase } from './sqlite-database.js'
+import { TransactionGate } from '../transaction-gate.js'
 
 export interface SqliteAdapterOptions {
   /** A database file path (or `:memory:`); opened, and closed by `close()`. */
@@ -24,9 +29,13 @@ export interface SqliteAdapter {
   storage: Storage
   keyStore: KeyStore
   modules: SqlModuleRegistry
+  /** Users and to-dos: one `BEGIN IMMEDIATE` transaction per write, one at a time. */
+  writes: WriteStorage
+  /** Idempotency records in `wfa_idempotency`, atomic across processes sharing the file. */
+  idempotency: IdempotencyStore
   db: Kysely<any>
   database: SqliteDatabase
-  /** Fixture-loading hook: writes a whole dataset in one transaction. */
+  /** Fixture-loading hook: writes a whole dataset in one transaction (reads wait for it). */
   loadDataset(dataset: Dataset): Promise<void>
   /** Closes what this adapter opened; a host-owned database stays open. */
   close(): Promise<void>
@@ -36,8 +45,8 @@ export interface SqliteAdapter {
  * Opens the SQLite reference adapter.
  *
  * @example
- * const { storage, keyStore, modules } = await openSqliteAdapter({ filename: 'workforce.db' })
- * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules })
+ * const { storage, keyStore, modules, writes, idempotency } = await openSqliteAdapter({ filename: 'workforce.db' })
+ * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules, writes, idempotency })
  */
 export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<SqliteAdapter> {
   if ((options.filename === undefined) === (options.database === undefined)) {
@@ -47,13 +56,18 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
   const database = options.database ?? openSqliteDatabase(options.filename as string)
   const db = createSqliteKysely(database)
   if (options.migrate ?? true) await migrateToLatest(db, sqliteColumnTypes)
+  // One connection: the gate keeps write transactions apart and reads out of them.
+  const gate = new TransactionGate()
+  const transact = createSqliteTransactor(db, database, gate)
   return {
-    storage: new SqlStorage(db, createSqliteRunner(database), sqliteCodec),
+    storage: new SqlStorage(db, createSqliteRunner(database, gate), sqliteCodec),
     keyStore: new SqlKeyStore(db, sqliteCodec),
     modules: new SqlModuleRegistry(db, sqliteCodec),
+    writes: new SqlWriteStorage(db, sqliteCodec, { transact }),
+    idempotency: new SqlIdempotencyStore(db, sqliteCodec, { transact }),
     db,
     database,
-    loadDataset: (dataset) => loadDataset(db, sqliteCodec, dataset),
+    loadDataset: (dataset) => gate.exclusive(() => loadDataset(db, sqliteCodec, dataset)),
     async close() {
       if (owned) database.close()
     },
