@@ -156,4 +156,24 @@ export interface WorkforceTables {
     module: string
     active: DialectValue
   }
+  wfa_change_events: {
+    id: number
+    company_id: number
+    type: string
+    resource_id: number
+    occurred_at: DialectValue
+  }
+  wfa_idempotency: {
+    slot: string
+    company_id: number
+    fingerprint: string
+    state: 'in_flight' | 'completed'
+    token: string
+    lease_until: DialectValue
+    created_at: DialectValue
+    completed_at: DialectValue
+    response_status: number | null
+    response_headers: DialectValue
+    response_body: string | null
+  }
 }
