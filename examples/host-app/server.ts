@@ -1,0 +1,84 @@
+/**
+ * The host application: its own routes next to the public API, both over the host's database.
+ *
+ *   npx tsx examples/host-app/server.ts       # seeds an in-memory database and prints a demo key
+ *   HOST_DB=host.db PORT=3000 npx tsx examples/host-app/server.ts
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import { pathToFileURL } from 'node:url'
+import { LOG_REDACT_PATHS, workforceApi } from '../../src/index.js' // 'fastify-workforce-api' in a host
+import { generateDataset } from '../../src/seed/generate.js'
+import { openHostDatabase, type HostDatabase } from './database.js'
+import { HostKeyStore } from './host-key-store.js'
+import { HostModuleRegistry } from './host-module-registry.js'
+import { HostStorage } from './host-storage.js'
+import { importDataset } from './import-dataset.js'
+
+export interface HostServerOptions {
+  /** The app's database. The server uses it and never closes it: whoever opened it does. */
+  db: Kysely<HostDatabase>
+  logger?: boolean
+}
+
+/** The host's app: `/health` and `/internal/*` as before, the public API under `/api/public`. */
+export async function buildHostServer({ db, logger = false }: HostServerOptions): Promise<FastifyInstance> {
+  // Our plugin never logs headers; the redaction covers the host's own request logging.
+  const app = Fastify({ logger: logger ? { redact: LOG_REDACT_PATHS } : false })
+
+  // The host's own routes: no API key, the host's own shapes, Fastify's default errors.
+  app.get('/health', async () => ({ status: 'ok' }))
+
+  app.get(
+    '/internal/staff',
+    { schema: { querystring: { type: 'object', properties: { org: { type: 'integer', minimum: 1 } }, required: ['org'] } } },
+    async (request) => {
+      const { org } = request.query as { org: number }
+      const staff = await db
+        .selectFrom('staff_members')
+        .select(['staff_member_id', 'payroll_code', 'position_title', 'hours_per_week'])
+        .where('org_id', '=', org)
+        .orderBy('payroll_code')
+        .execute()
+      return { org, staff }
+    },
+  )
+
+  app.get('/internal/staff/:id', async (request, reply) => {
+    const id = Number((request.params as { id: string }).id)
+    const member = await db.selectFrom('staff_members').select(['staff_member_id', 'payroll_code']).where('staff_member_id', '=', id).executeTakeFirst()
+    if (member === undefined) return reply.code(404).send({ message: 'No such staff member' })
+    return member
+  })
+
+  // The public API, over the same database through the host's own ports.
+  await app.register(workforceApi, {
+    prefix: '/api/public',
+    storage: new HostStorage(db),
+    keyStore: new HostKeyStore(db),
+    modules: new HostModuleRegistry(db),
+  })
+  return app
+}
+
+async function main(): Promise<void> {
+  const filename = process.env.HOST_DB ?? ':memory:'
+  const { db } = await openHostDatabase(filename)
+  const organisations = await db.selectFrom('organisations').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
+  if (organisations.count === 0) await importDataset(db, generateDataset())
+
+  const app = await buildHostServer({ db, logger: true })
+  app.addHook('onClose', () => db.destroy())
+  const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], name: 'host-app demo' })
+  const port = Number(process.env.PORT ?? 3000)
+  await app.listen({ port })
+  // A demo convenience only: a real app shows a new key once, in its admin UI, never in logs.
+  console.log(`curl -H 'X-Api-Key: ${key}' http://localhost:${port}/api/public/v1/users`)
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,67 @@
+import type { KeyStore } from '../ports/key-store.js'
+import type { ModuleRegistry } from '../ports/module-registry.js'
+import type { Storage } from '../ports/storage.js'
+import type { Dataset } from '../seed/dataset.js'
+import { createExpectedAnswers, type ExpectedAnswers } from './expected.js'
+import type { EdgeIds } from './fixture.js'
+import type { ConformanceSubject, ConformanceSupports } from './subject.js'
+
+/**
+ * What every group gets: the fixture, the expected answers derived from it, the declared
+ * capabilities, and the subject of the running test (a new one per test).
+ */
+export interface ConformanceContext {
+  /** The adapter's name, for messages. */
+  readonly name: string
+  /** The dataset loaded into every subject before each test. Read it; never mutate it. */
+  readonly fixture: Dataset
+  /** Ids of the fixture's hand-made edge rows. */
+  readonly edges: EdgeIds
+  readonly expected: ExpectedAnswers
+  readonly supports: Required<ConformanceSupports>
+  /** The subject of the running test. Only valid inside `it` (and hooks). */
+  subject(): ConformanceSubject
+  storage(): Storage
+  /** The subject's key store; fails with an explanation if `supports.keyStore` lies. */
+  keyStore(): KeyStore
+  /** The subject's module registry; fails with an explanation if `supports.modules` lies. */
+  modules(): ModuleRegistry
+}
+
+export function createContext(options: {
+  name: string
+  fixture: Dataset
+  edges: EdgeIds
+  supports: Required<ConformanceSupports>
+  current: () => ConformanceSubject | undefined
+}): ConformanceContext {
+  const { name, fixture, edges, supports, current } = options
+  const subject = () => {
+    const value = current()
+    if (value === undefined) throw new Error('conformance suite: no subject outside a test (create() failed or was not awaited)')
+    return value
+  }
+  return {
+    name,
+    fixture,
+    edges,
+    expected: createExpectedAnswers(fixture),
+    supports,
+    subject,
+    storage: () => subject().storage,
+    keyStore() {
+      const { keyStore } = subject()
+      if (keyStore === undefined) {
+        throw new Error(`${name}: supports.keyStore is true (the default) but create() returned no keyStore; provide one or declare supports: { keyStore: false }`)
+      }
+      return keyStore
+    },
+    modules() {
+      const { modules } = subject()
+      if (modules === undefined) {
+        throw new Error(`${name}: supports.modules is true (the default) but create() returned no modules; provide one or declare supports: { modules: false }`)
+      }
+      return modules
+    },
+  }
+}

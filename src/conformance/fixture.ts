@@ -1,0 +1,274 @@
+/**
+ * The suite's own fixture: the default seed dataset plus a few hand-made rows aimed at the
+ * traps adapters fall into. Every expected answer of the suite is computed from it.
+ *
+ * The seed already has DST-day shifts and to-dos at 00:30 and 23:59:59 local, shared and
+ * inactive users, mixed-case emails and an empty company 3. The edge rows add:
+ * - instants with non-zero milliseconds (a column that drops them fails);
+ * - rows exactly at a company day's first instant and last millisecond, around DST changes,
+ *   and one in the repeated hour of a fall-back night;
+ * - an amount and a reference above 2^32 (int8 columns, int8-as-string drivers);
+ * - text with quotes, apostrophes, `_`, `+`, non-ASCII, a newline and an empty string.
+ */
+import type { ChecklistStep, TodoRecord } from '../records.js'
+import type { Dataset } from '../seed/dataset.js'
+import { generateDataset } from '../seed/generate.js'
+
+/** The largest page the port allows: every company's rows of a table must fit in one. */
+export const MAX_LIMIT = 100
+
+/** Ids of the hand-made rows that tests name explicitly. */
+export interface EdgeIds {
+  /** A company 1 user with `_`, `+`, an apostrophe and mixed case in the email. */
+  person: number
+  /** A customer reference above 2^32 (company 1 project). */
+  bigCustomerId: number
+  /** An amount above 2^32 cents (company 1 expense). */
+  bigAmountExpense: number
+  /** A zero amount (company 2 expense). */
+  zeroAmountExpense: number
+  /** Company 1 to-do with non-ASCII text, an empty-string `notes`, checklist, tags and a source. */
+  unicodeTodo: number
+}
+
+export interface ConformanceFixture {
+  dataset: Dataset
+  edges: EdgeIds
+}
+
+const BIG_REFERENCE = 4_294_967_297 // 2^32 + 1
+const BIG_AMOUNT_CENTS = 12_345_678_901_234 // "123456789012.34", a safe integer
+
+const at = (iso: string) => new Date(iso)
+const stamps = (created: string, updated: string) => ({ created_at: at(created), updated_at: at(updated) })
+
+/** Builds the fixture. Deterministic: two calls return deep-equal values. */
+export function conformanceFixture(): ConformanceFixture {
+  const ds = generateDataset()
+  const nextId = (rows: { id: number }[]) => Math.max(0, ...rows.map((row) => row.id)) + 1
+  const first = <T extends { company_id: number }>(rows: T[], companyId: number): T => {
+    const row = rows.find((candidate) => candidate.company_id === companyId)
+    if (row === undefined) throw new Error(`conformance fixture: the seed has no row of company ${companyId}`)
+    return row
+  }
+
+  // Users: a person with every character an email comparison can get wrong.
+  const roleId = nextId(ds.roles)
+  ds.roles.push({
+    id: roleId,
+    company_id: 1,
+    name: 'Capo "squadra" / Ünïcode',
+    permissions: ['shifts.read', 'todos.write'],
+    ...stamps('2026-02-01T07:00:00.001Z', '2026-02-02T07:00:00.999Z'),
+  })
+  const person = nextId(ds.people)
+  ds.people.push({
+    id: person,
+    email: 'Anna_Maria.O+Brien@Example.COM',
+    first_name: 'Anna Maria',
+    last_name: "O'Brien",
+    active: true,
+    password_hash: 'argon2id$edge$not-a-real-hash',
+    ...stamps('2026-02-01T09:15:30.123Z', '2026-02-03T10:20:40.456Z'),
+  })
+  const firstRoleOfCompany1 = first(ds.roles, 1).id
+  ds.memberships.push({
+    company_id: 1,
+    user_id: person,
+    role_ids: [firstRoleOfCompany1, roleId],
+    ...stamps('2026-02-01T09:15:30.123Z', '2026-02-04T11:00:00.789Z'),
+  })
+
+  const employee = nextId(ds.employees)
+  ds.employees.push({
+    id: employee,
+    company_id: 1,
+    user_id: person,
+    employee_number: 'E-ÆDGE',
+    job_title: "Capo d'opera",
+    contract_type: 'fixed_term',
+    weekly_hours: 37.5,
+    hire_date: '2026-02-28',
+    termination_date: '2026-12-31',
+    supervisor_id: first(ds.employees, 1).id,
+    salary_cents: 4_200_000,
+    iban: 'IT60X0542811101000000EDGE',
+    ...stamps('2026-02-05T08:00:00.010Z', '2026-02-06T08:00:00.020Z'),
+  })
+
+  const project = nextId(ds.projects)
+  ds.projects.push({
+    id: project,
+    company_id: 1,
+    name: "Cantiere 'Sant’Anna' — lotto 2",
+    code: 'PRJ-EDGE',
+    status: 'on_hold',
+    kind: 'maintenance',
+    customer_id: BIG_REFERENCE,
+    starts_on: '2026-01-01',
+    ends_on: '2026-12-31',
+    offer_number: 'OFF-EDGE-SECRET',
+    internal_notes: 'Edge project: confidential margin',
+    ...stamps('2026-02-07T08:00:00.001Z', '2026-02-08T08:00:00.002Z'),
+  })
+
+  // Shifts on the first instant and the last millisecond of company days around DST changes.
+  const employeeOfCompany2 = first(ds.employees, 2).id
+  let shiftId = nextId(ds.shifts)
+  const shift = (companyId: number, startsAt: string, employeeId: number, projectId: number | null, created: string) => {
+    const starts = at(startsAt)
+    ds.shifts.push({
+      id: shiftId++,
+      company_id: companyId,
+      employee_id: employeeId,
+      project_id: projectId,
+      status: 'confirmed',
+      starts_at: starts,
+      ends_at: new Date(starts.getTime() + 8 * 3_600_000 + 1),
+      break_minutes: 45,
+      internal_notes: 'Edge shift: private note',
+      ...stamps(created, created.replace(/\.(\d{3})Z$/, '.999Z')),
+    })
+  }
+  shift(1, '2026-03-29T22:00:00.000Z', employee, project, '2026-03-01T10:00:00.101Z') // 2026-03-30 00:00 Rome (CEST)
+  shift(1, '2026-10-25T22:59:59.999Z', employee, null, '2026-03-01T10:00:00.102Z') // 2026-10-25 23:59:59.999 Rome (CET)
+  shift(1, '2026-10-25T23:00:00.000Z', employee, project, '2026-03-01T10:00:00.103Z') // 2026-10-26 00:00 Rome
+  shift(1, '2026-10-25T01:30:00.000Z', employee, null, '2026-03-01T10:00:00.104Z') // 02:30 Rome, the repeated hour (CET)
+  shift(2, '2026-03-09T04:00:00.000Z', employeeOfCompany2, null, '2026-03-01T10:00:00.105Z') // 2026-03-09 00:00 New York (EDT)
+  shift(2, '2026-11-02T04:59:59.999Z', employeeOfCompany2, null, '2026-03-01T10:00:00.106Z') // 2026-11-01 23:59:59.999 New York (EST)
+  shift(2, '2026-11-02T05:00:00.000Z', employeeOfCompany2, null, '2026-03-01T10:00:00.107Z') // 2026-11-02 00:00 New York
+  shift(2, '2026-11-01T06:30:00.000Z', employeeOfCompany2, null, '2026-03-01T10:00:00.108Z') // 01:30 New York, the repeated hour (EST)
+
+  let absenceId = nextId(ds.absences)
+  ds.absences.push({
+    id: absenceId++,
+    company_id: 1,
+    employee_id: employee,
+    date: '2026-02-28',
+    type: 'parental',
+    hours: 7.25,
+    status: 'approved',
+    reason: 'Edge reason: private',
+    ...stamps('2026-02-09T08:00:00.333Z', '2026-02-10T08:00:00.444Z'),
+  })
+  ds.absences.push({
+    id: absenceId++,
+    company_id: 2,
+    employee_id: employeeOfCompany2,
+    date: '2026-12-31',
+    type: 'other',
+    hours: 0.5,
+    status: 'requested',
+    reason: null,
+    ...stamps('2026-02-09T08:00:00.555Z', '2026-02-09T08:00:00.555Z'),
+  })
+
+  const bigAmountExpense = nextId(ds.expenses)
+  ds.expenses.push({
+    id: bigAmountExpense,
+    company_id: 1,
+    employee_id: employee,
+    project_id: project,
+    category: 'equipment',
+    description: 'Gru «Liebherr» – noleggio 🚧',
+    date: '2026-12-31',
+    amount_cents: BIG_AMOUNT_CENTS,
+    currency: 'EUR',
+    km: null,
+    ...stamps('2026-02-11T08:00:00.001Z', '2026-02-12T08:00:00.002Z'),
+  })
+  const zeroAmountExpense = bigAmountExpense + 1
+  ds.expenses.push({
+    id: zeroAmountExpense,
+    company_id: 2,
+    employee_id: employeeOfCompany2,
+    project_id: null,
+    category: 'other',
+    description: 'Zero-amount correction',
+    date: '2026-01-01',
+    amount_cents: 0,
+    currency: 'USD',
+    km: 0,
+    ...stamps('2026-02-11T08:00:00.003Z', '2026-02-11T08:00:00.004Z'),
+  })
+
+  // To-dos: one full of traps, then deadlines on a day's first instant and last millisecond.
+  const listOf = (companyId: number) => first(ds.todoLists, companyId).id
+  const memberOf2 = first(ds.memberships, 2).user_id
+  let stepId = Math.max(0, ...ds.todos.flatMap((todo) => todo.checklist.map((step) => step.id))) + 1
+  const steps = (...titles: Array<[string, boolean]>): ChecklistStep[] =>
+    titles.map(([title, done]) => ({ id: stepId++, title, done }))
+  let todoId = nextId(ds.todos)
+  const todo = (
+    companyId: number,
+    due: { day: string } | { at: string },
+    created: string,
+    fields: Partial<TodoRecord> & { title: string },
+  ): number => {
+    const id = todoId++
+    ds.todos.push({
+      id,
+      company_id: companyId,
+      notes: null,
+      status: 'open',
+      priority: 'high',
+      important: false,
+      due_day: 'day' in due ? due.day : null,
+      due_at: 'at' in due ? at(due.at) : null,
+      due_is_all_day: 'day' in due,
+      list_id: listOf(companyId),
+      assigned_to: companyId === 1 ? person : memberOf2,
+      assignee_group_id: null,
+      claimed_by: null,
+      checklist: [],
+      tag_ids: [],
+      source: null,
+      ...stamps(created, created.replace(/\.(\d{3})Z$/, '.998Z')),
+      ...fields,
+    })
+    return id
+  }
+  const unicodeTodo = todo(1, { at: '2026-03-29T22:00:00.000Z' }, '2026-03-02T10:00:00.201Z', {
+    title: 'Überprüfung ✓ «cantiere» 🚧',
+    notes: '',
+    status: 'in_progress',
+    priority: 'urgent',
+    important: true,
+    claimed_by: person,
+    checklist: steps(['Ça va — “ok”', true], ['Step "two"', false], ["l'ultimo", false]),
+    tag_ids: [2, 9, 40],
+    source: { type: 'activity', id: BIG_REFERENCE },
+  })
+  todo(1, { at: '2026-10-25T22:59:59.999Z' }, '2026-03-02T10:00:00.202Z', { title: 'Last millisecond', notes: 'line one\nline two' })
+  todo(1, { day: '2026-10-26' }, '2026-03-02T10:00:00.203Z', { title: 'All day after fall-back' })
+  todo(2, { at: '2026-11-02T04:59:59.999Z' }, '2026-03-02T10:00:00.204Z', { title: 'Last millisecond NY', important: true })
+  todo(2, { at: '2026-03-09T04:00:00.000Z' }, '2026-03-02T10:00:00.205Z', { title: 'First instant NY' })
+
+  checkFits(ds)
+  return { dataset: ds, edges: { person, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo } }
+}
+
+/** The suite lists "everything" with one page: keep every company's table under `MAX_LIMIT`. */
+function checkFits(ds: Dataset): void {
+  const tables = ['memberships', 'roles', 'employees', 'projects', 'shifts', 'absences', 'expenses', 'todos'] as const
+  for (const table of tables) {
+    const counts = new Map<number, number>()
+    for (const row of ds[table]) counts.set(row.company_id, (counts.get(row.company_id) ?? 0) + 1)
+    for (const [companyId, count] of counts) {
+      if (count >= MAX_LIMIT) throw new Error(`conformance fixture: ${table} of company ${companyId} has ${count} rows, over one page`)
+    }
+  }
+}
+
+/**
+ * The copy handed to a subject's `loadDataset`: deep, so the subject may keep or change it, and
+ * with the tables no row of the same table refers to in descending id order, so an adapter
+ * that returns rows in insertion order instead of id order is caught.
+ */
+export function loadableCopy(dataset: Dataset): Dataset {
+  const copy = structuredClone(dataset)
+  for (const table of ['people', 'memberships', 'roles', 'projects', 'shifts', 'absences', 'expenses', 'todos'] as const) {
+    copy[table].reverse()
+  }
+  return copy
+}

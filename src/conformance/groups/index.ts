@@ -1,0 +1,35 @@
+import type { ConformanceGroup } from '../group.js'
+import { dayWindows } from './day-windows.js'
+import { equalityFilters } from './equality-filters.js'
+import { httpParity } from './http-parity.js'
+import { keyStoreGroup } from './key-store.js'
+import { lookupById } from './lookup-by-id.js'
+import { moduleRegistryGroup } from './module-registry.js'
+import { orderingAndPaging } from './ordering-and-paging.js'
+import { recordShape } from './record-shape.js'
+import { shiftWindows } from './shift-windows.js'
+import { tenantIsolation } from './tenant-isolation.js'
+import { todoDueWindows } from './todo-due-windows.js'
+import { updatedSinceFilter } from './updated-since.js'
+import { valueFidelity } from './value-fidelity.js'
+
+/**
+ * Every group, in the order they run. A new group (writes, idempotency store, outbox…) is one
+ * file in this folder and one line here; if it needs an optional capability, it names it in
+ * `requires` and the flag is added to `ConformanceSupports`.
+ */
+export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
+  orderingAndPaging,
+  lookupById,
+  equalityFilters,
+  updatedSinceFilter,
+  dayWindows,
+  shiftWindows,
+  todoDueWindows,
+  valueFidelity,
+  recordShape,
+  tenantIsolation,
+  keyStoreGroup,
+  moduleRegistryGroup,
+  httpParity,
+]

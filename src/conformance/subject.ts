@@ -1,0 +1,78 @@
+import type { KeyStore } from '../ports/key-store.js'
+import type { ModuleRegistry } from '../ports/module-registry.js'
+import type { Storage } from '../ports/storage.js'
+import type { Dataset } from '../seed/dataset.js'
+
+/**
+ * One fresh adapter instance under test. `create()` returns a new one before every test,
+ * and the suite closes it after the test, so no test sees another test's data.
+ */
+export interface ConformanceSubject {
+  storage: Storage
+  /** Required unless `supports.keyStore` is `false`. */
+  keyStore?: KeyStore
+  /** Required unless `supports.modules` is `false`. */
+  modules?: ModuleRegistry
+  /**
+   * Fixture-loading hook: stores `dataset` (companies, people, memberships, every resource
+   * with its private columns, to-do lists, module rows) with its ids unchanged. Called once per
+   * test on a freshly created, empty subject, with a copy the subject may keep or mutate.
+   */
+  loadDataset(dataset: Dataset): Promise<void>
+  /** Releases what `create()` opened (connections, files). */
+  close(): Promise<void>
+}
+
+/**
+ * Optional capabilities, declared up front like `abstract-level`'s `supports` manifest.
+ * A group whose capability is declared `false` is not registered at all (never skipped by
+ * name); a capability declared `true` that the subject does not provide fails loudly.
+ */
+export interface ConformanceSupports {
+  /** The subject provides a `KeyStore`. Default `true`. */
+  keyStore?: boolean
+  /** The key store implements the optional `touchLastUsed`. Default: the value of `keyStore`. */
+  touchLastUsed?: boolean
+  /** The subject provides a `ModuleRegistry`. Default `true`. */
+  modules?: boolean
+}
+
+export interface ConformanceOptions {
+  /** Names the adapter in test titles, e.g. `'sqlite'` or `'my-app (own schema)'`. */
+  name: string
+  /** Opens a new, empty subject. Called before every test. */
+  create: () => Promise<ConformanceSubject>
+  supports?: ConformanceSupports
+}
+
+export type Capability = keyof ConformanceSupports
+
+/** `supports` with every default applied. */
+export function resolveSupports(supports: ConformanceSupports = {}): Required<ConformanceSupports> {
+  const keyStore = supports.keyStore ?? true
+  return {
+    keyStore,
+    touchLastUsed: keyStore && (supports.touchLastUsed ?? true),
+    modules: supports.modules ?? true,
+  }
+}
+
+/** Fails at suite definition, naming the option, instead of in every test. */
+export function checkConformanceOptions(options: ConformanceOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('describeStorageConformance: options must be an object { name, create, supports? }')
+  }
+  if (typeof options.name !== 'string' || options.name === '') {
+    throw new TypeError('describeStorageConformance: option "name" must be a non-empty string')
+  }
+  if (typeof options.create !== 'function') {
+    throw new TypeError('describeStorageConformance: option "create" must be a function returning a new subject')
+  }
+  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules']
+  for (const [flag, value] of Object.entries(options.supports ?? {})) {
+    if (!known.includes(flag)) {
+      throw new TypeError(`describeStorageConformance: unknown supports flag "${flag}"; known flags: ${known.join(', ')}`)
+    }
+    if (typeof value !== 'boolean') throw new TypeError(`describeStorageConformance: supports.${flag} must be a boolean`)
+  }
+}
