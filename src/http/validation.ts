@@ -60,9 +60,15 @@ function coerceStrings(schema: JsonSchema, data: unknown): unknown {
   return out
 }
 
+/** One detail per offending field: the first problem Ajv found (a null enum is "must not be null", not also "must be one of"). */
 function toDetails(validate: ValidateFunction, httpPart: string | undefined): ErrorDetail[] {
   const noun = httpPart === 'querystring' ? 'parameter' : 'field'
-  return (validate.errors ?? []).map((error) => ({ field: fieldOf(error), message: messageOf(error, noun) }))
+  const byField = new Map<string, ErrorDetail>()
+  for (const error of validate.errors ?? []) {
+    const field = fieldOf(error)
+    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, noun) })
+  }
+  return [...byField.values()]
 }
 
 function fieldOf(error: ErrorObject): string {
