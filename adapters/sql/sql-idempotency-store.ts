@@ -28,7 +28,8 @@ export async function completeIdempotencySlot(
       state: 'completed',
       completed_at: codec.instant(now),
       response_status: response.status,
-      response_headers: codec.json(response.headers),
+      // As [name, value] pairs: jsonb reorders object keys, and a replay must be verbatim.
+      response_headers: codec.json(Object.entries(response.headers)),
       response_body: response.body,
     })
     .where('slot', '=', slot)
@@ -137,7 +138,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
         state: 'replay',
         response: {
           status: c.readInt(row.response_status),
-          headers: c.readJson<Record<string, string>>(row.response_headers),
+          headers: Object.fromEntries(c.readJson<Array<[string, string]>>(row.response_headers)),
           body: row.response_body as string,
         },
       }

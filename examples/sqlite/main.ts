@@ -21,7 +21,16 @@ if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) === null) {
 }
 
 const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS } })
-await app.register(workforceApi, { prefix: '/api/public', storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules })
+await app.register(workforceApi, {
+  prefix: '/api/public',
+  storage: adapter.storage,
+  keyStore: adapter.keyStore,
+  modules: adapter.modules,
+  writes: adapter.writes,
+  idempotency: adapter.idempotency,
+  // The host sends invitation emails; the example prints them.
+  invites: { sendInvite: async (invitation) => console.log(`[invite] would email ${invitation.email} (user ${invitation.userId}, company ${invitation.companyId})`) },
+})
 app.addHook('onClose', () => adapter.close())
 
 const full = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], name: 'demo: everything' })
@@ -40,6 +49,8 @@ Try:
   curl -H "X-Api-Key: ${full.key}" "${base}/users?per_page=5"
   curl -H "Authorization: Bearer ${full.key}" "${base}/shifts?date_from=2026-03-29&date_to=2026-03-29"
   curl -H "X-Api-Key: ${readOnlyUsers.key}" "${base}/company"
+  curl -X POST -H "Authorization: Bearer ${full.key}" -H "Idempotency-Key: demo-1" -H "Content-Type: application/json" \
+       -d '{"title":"Check the crane","list_id":1,"assigned_to":1,"due_date":"2026-03-20","due_is_all_day":true}' "${base}/todos"
 `)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

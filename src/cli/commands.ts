@@ -153,7 +153,14 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   const adapter = await openAdapter(db)
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS } })
   try {
-    await app.register(workforceApi, { prefix: '/api/public', storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules })
+    await app.register(workforceApi, {
+      prefix: '/api/public',
+      storage: adapter.storage,
+      keyStore: adapter.keyStore,
+      modules: adapter.modules,
+      writes: adapter.writes,
+      idempotency: adapter.idempotency,
+    })
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {
     await app.close()

@@ -1,12 +1,16 @@
+import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { KeyStore } from '../ports/key-store.js'
 import type { PlatformModule } from '../ports/module-registry.js'
 import type { Storage } from '../ports/storage.js'
+import type { WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../seed/dataset.js'
 
 /** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
 export interface CliAdapter {
   storage: Storage
   keyStore: KeyStore
+  writes: WriteStorage
+  idempotency: IdempotencyStore
   modules: {
     isActive(companyId: number, module: PlatformModule): Promise<boolean>
     setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void>
@@ -21,7 +25,8 @@ export interface CliAdapter {
  */
 export async function openAdapter(db: string): Promise<CliAdapter> {
   if (/^postgres(ql)?:\/\//.test(db)) {
-    throw new CliError('--db postgres:// URLs are not supported yet; pass a SQLite file path')
+    const { openPostgresAdapter } = await import('../../adapters/postgres/index.js')
+    return openPostgresAdapter({ connectionString: db })
   }
   const { openSqliteAdapter } = await import('../../adapters/sqlite/index.js')
   return openSqliteAdapter({ filename: db })

@@ -1,0 +1,186 @@
+import pg from 'pg'
+import { afterEach, expect, it } from 'vitest'
+import { DEFAULT_STATEMENT_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
+import { createMigrations } from '../../adapters/sql/migrations.js'
+import { generateDataset } from '../../src/seed/generate.js'
+import { createTestDatabase, describePostgres, useTestDatabase } from '../helpers/postgres.js'
+
+const MIGRATION_NAMES = Object.keys(createMigrations(postgresColumnTypes)).sort()
+
+describePostgres('openPostgresAdapter lifecycle', () => {
+  const database = useTestDatabase()
+  const opened: PostgresAdapter[] = []
+  const pools: pg.Pool[] = []
+  const open: typeof openPostgresAdapter = async (...args) => {
+    const adapter = await openPostgresAdapter(...args)
+    opened.push(adapter)
+    return adapter
+  }
+  const hostPool = (config: pg.PoolConfig = {}) => {
+    const pool = new pg.Pool({ connectionString: database.current.url, ...config })
+    pools.push(pool)
+    return pool
+  }
+
+  afterEach(async () => {
+    for (const adapter of opened.splice(0)) await adapter.close()
+    for (const pool of pools.splice(0)) if (!pool.ending) await pool.end()
+  })
+
+  it('ends the pool it created on close, and tolerates a second close', async () => {
+    const adapter = await open({ connectionString: database.current.url })
+    await adapter.close()
+    expect(adapter.pool.ended).toBe(true)
+    await expect(adapter.pool.query('select 1')).rejects.toThrow()
+    await adapter.close()
+  })
+
+  it('never ends a pool the host passed in', async () => {
+    const pool = hostPool()
+    const adapter = await open({ pool })
+    expect(adapter.pool).toBe(pool)
+    await adapter.close()
+    expect(pool.ending).toBe(false)
+    expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }])
+  })
+
+  it('leaves the global pg type parsers alone, so the host keeps int8 and date as it had them', async () => {
+    const before = [pg.types.getTypeParser(20, 'text'), pg.types.getTypeParser(1082, 'text')]
+    const pool = hostPool()
+    const adapter = await open({ pool })
+    await adapter.storage.employees.list(1, {}, { limit: 5, offset: 0 })
+    expect([pg.types.getTypeParser(20, 'text'), pg.types.getTypeParser(1082, 'text')]).toEqual(before)
+    const { rows } = await pool.query(`select 7::int8 as n, date '2026-03-29' as d`)
+    expect(rows[0].n).toBe('7')
+    expect(rows[0].d).toBeInstanceOf(Date)
+  })
+
+  it('sets a statement timeout on the connections it creates, 5 s unless told otherwise', async () => {
+    const byDefault = await open({ connectionString: database.current.url })
+    expect((await byDefault.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`)
+    const off = await open({ connectionString: database.current.url }, { statementTimeoutMs: 0 })
+    expect((await off.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe('0')
+
+    const short = await open({ connectionString: database.current.url }, { statementTimeoutMs: 150 })
+    await expect(short.pool.query('select pg_sleep(1)')).rejects.toMatchObject({ code: '57014' })
+  })
+
+  it('plans every execution of its named statements for the tenant at hand (no generic plan)', async () => {
+    const adapter = await open({ connectionString: database.current.url })
+    expect((await adapter.pool.query('show plan_cache_mode')).rows[0].plan_cache_mode).toBe('force_custom_plan')
+  })
+
+  it('lifts the statement timeout for migrations only, and restores the connection’s own value', async () => {
+    const fresh = await createTestDatabase()
+    try {
+      // 1 ms would cancel DDL if it applied to migrations.
+      const adapter = await open({ connectionString: fresh.url }, { statementTimeoutMs: 1 })
+      const admin = new pg.Pool({ connectionString: fresh.url })
+      pools.push(admin)
+      const { rows } = await admin.query('select name from wfa_migrations order by name')
+      expect(rows.map((row) => row.name)).toEqual(MIGRATION_NAMES)
+      await adapter.close()
+
+      const single = hostPool({ connectionString: fresh.url, max: 1, options: '-c statement_timeout=3s' })
+      await open({ pool: single })
+      expect((await single.query('show statement_timeout')).rows[0].statement_timeout).toBe('3s')
+    } finally {
+      for (const adapter of opened.splice(0)) await adapter.close()
+      for (const pool of pools.splice(0)) await pool.end()
+      await fresh.drop()
+    }
+  })
+
+  it('migrates a fresh database when several processes open it at once', async () => {
+    const fresh = await createTestDatabase()
+    try {
+      const adapters = await Promise.all([1, 2, 3].map(() => open({ connectionString: fresh.url })))
+      const scoped = await Promise.all([1, 2, 3].map(() => open({ connectionString: fresh.url }, { schema: 'tenant_api' })))
+      const { rows } = await adapters[0]!.pool.query(
+        `select table_schema, count(*)::int as n from information_schema.tables where table_name = 'wfa_migrations' group by 1 order by 1`,
+      )
+      expect(rows).toEqual([
+        { table_schema: 'public', n: 1 },
+        { table_schema: 'tenant_api', n: 1 },
+      ])
+      for (const adapter of [...adapters, ...scoped]) {
+        const applied = await adapter.db.selectFrom('wfa_migrations').select('name').execute()
+        expect(applied.map((row) => row.name).sort()).toEqual(MIGRATION_NAMES)
+      }
+    } finally {
+      for (const adapter of opened.splice(0)) await adapter.close()
+      await fresh.drop()
+    }
+  })
+
+  it('keeps every table, index and migration table inside the schema option', async () => {
+    const pool = hostPool({ max: 1 })
+    await open({ pool }) // the same migrations in the default schema, to compare with
+    const adapter = await open({ pool }, { schema: 'workforce_api' })
+    const objects = async (schema: string) => {
+      const { rows: tables } = await pool.query('select table_name as name from information_schema.tables where table_schema = $1 order by 1', [schema])
+      const { rows: indexes } = await pool.query(`select indexname as name from pg_indexes where schemaname = $1 order by 1`, [schema])
+      return { tables: tables.map((row) => row.name), indexes: indexes.map((row) => row.name) }
+    }
+    const scoped = await objects('workforce_api')
+    expect(scoped.tables).toEqual(expect.arrayContaining(['wfa_migrations', 'wfa_migrations_lock', 'wfa_shifts', 'wfa_todos']))
+    expect(scoped.indexes).toEqual(expect.arrayContaining(['wfa_shifts_company_status', 'wfa_todos_company_due_at']))
+    expect(scoped).toEqual(await objects('public'))
+
+    await adapter.loadDataset(generateDataset())
+    await adapter.storage.shifts.list(1, { status: 'scheduled' }, { limit: 5, offset: 0 })
+    // The hot path's prepared SQL names the schema: it cannot depend on the host's search_path.
+    const { rows: statements } = await pool.query(`select name, statement from pg_prepared_statements where name like 'wfa\\_%'`)
+    expect(statements.length).toBeGreaterThanOrEqual(2)
+    for (const statement of statements) expect(statement.statement).toContain('"workforce_api"."wfa_shifts"')
+  })
+
+  it('migrates the default schema when another schema of the database already holds our tables', async () => {
+    const fresh = await createTestDatabase()
+    try {
+      await open({ connectionString: fresh.url }, { schema: 'installed_first' })
+      const adapter = await open({ connectionString: fresh.url })
+      const { rows } = await adapter.pool.query(
+        `select table_schema, count(*)::int as n from information_schema.tables where table_name like 'wfa\\_%' group by 1 order by 1`,
+      )
+      expect(rows.map((row) => row.table_schema)).toEqual(['installed_first', 'public'])
+      expect(rows[0].n).toBe(rows[1].n)
+    } finally {
+      for (const adapter of opened.splice(0)) await adapter.close()
+      await fresh.drop()
+    }
+  })
+
+  it('serves two schemas through one host pool without mixing their data or their statements', async () => {
+    const pool = hostPool({ max: 2 })
+    const loaded = await open({ pool }, { schema: 'tenant_a' })
+    const empty = await open({ pool }, { schema: 'tenant_b' })
+    await loaded.loadDataset(generateDataset())
+    const window = { limit: 10, offset: 0 }
+    expect((await loaded.storage.shifts.list(1, {}, window)).total).toBeGreaterThan(0)
+    expect(await empty.storage.shifts.list(1, {}, window)).toEqual({ rows: [], total: 0 })
+    expect(await empty.storage.company(1)).toBeNull()
+    expect(await loaded.storage.company(1)).toMatchObject({ id: 1, timezone: 'Europe/Rome' })
+  })
+
+  it('rejects options it cannot honour, naming the option', async () => {
+    const url = database.current.url
+    await expect(openPostgresAdapter({} as never)).rejects.toThrow(/exactly one of "connectionString" or "pool"/)
+    await expect(openPostgresAdapter({ connectionString: url }, { schema: 'bad-name' })).rejects.toThrow(/"schema"/)
+    await expect(openPostgresAdapter({ pool: hostPool() }, { statementTimeoutMs: 1000 })).rejects.toThrow(/"statementTimeoutMs"/)
+    await expect(openPostgresAdapter({ connectionString: url }, { statementTimeoutMs: -1 })).rejects.toThrow(/"statementTimeoutMs"/)
+  })
+
+  it('does not migrate when told not to', async () => {
+    const fresh = await createTestDatabase()
+    try {
+      const adapter = await open({ connectionString: fresh.url }, { migrate: false })
+      const { rows } = await adapter.pool.query(`select count(*)::int as n from information_schema.tables where table_name like 'wfa\\_%'`)
+      expect(rows[0].n).toBe(0)
+    } finally {
+      for (const adapter of opened.splice(0)) await adapter.close()
+      await fresh.drop()
+    }
+  })
+})
