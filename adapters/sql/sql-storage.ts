@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { ListResult, PageWindow, ResourceReader, Storage } from '../../src/ports/storage.js'
 import type { CompanyRecord } from '../../src/records.js'
 import type { SqlCodec } from './codec.js'
@@ -66,8 +67,13 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
     if (statements === undefined) {
       let filtered = this.query.from(this.db)
       for (const name of present) filtered = this.query.filters[name].where(filtered)
+      // With a time range, `ORDER BY id + 0` keeps the planner off the id index: walking id
+      // order to find a recent week skipped ~1M rows (105 ms) where the range index plus a
+      // top-25 sort takes 0.5 ms. Without one, id order is the fast path (docs/benchmarks-postgres.md).
+      const ranged = present.some((name) => this.query.filters[name].range === true)
+      const order = ranged ? sql`${sql.ref(this.query.id)} + 0` : sql.ref(this.query.id)
       statements = {
-        page: prepare(this.query.select(filtered).orderBy(this.query.id).limit(param('limit')).offset(param('offset'))),
+        page: prepare(this.query.select(filtered).orderBy(order).limit(param('limit')).offset(param('offset'))),
         count: prepare(filtered.select((eb) => eb.fn.countAll().as('total'))),
       }
       this.#byShape.set(shape, statements)
