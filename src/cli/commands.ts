@@ -7,7 +7,7 @@ import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.
 import { generateDataset, SEED_COMPANIES } from '../seed/generate.js'
 import { parseInstant } from '../time/calendar.js'
 import { booleanFlag, parseFlags, positiveInteger, required } from './flags.js'
-import { CliError, openAdapter, type CliAdapter } from './open-adapter.js'
+import { CliError, describeDb, openAdapter, type CliAdapter } from './open-adapter.js'
 
 /** Where a command writes: human lines, then (with --json) one JSON object as the last line. */
 export interface CliOutput {
@@ -35,7 +35,7 @@ export async function seed(args: string[], out: CliOutput): Promise<void> {
   if (scale !== undefined && scale < 40) throw new CliError('--scale must be at least 40', 2)
   await withAdapter(db, async (adapter) => {
     if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) !== null) {
-      throw new CliError(`${db} already holds seed data; seed an empty database`)
+      throw new CliError(`${describeDb(db)} already holds seed data; seed an empty database`)
     }
     const dataset = generateDataset({ scale })
     await adapter.loadDataset(dataset)

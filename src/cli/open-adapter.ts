@@ -5,6 +5,8 @@ import type { Storage } from '../ports/storage.js'
 import type { WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../seed/dataset.js'
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//
+
 /** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
 export interface CliAdapter {
   storage: Storage
@@ -24,13 +26,26 @@ export interface CliAdapter {
  * SQLite file path. Adapters are imported lazily so one never loads the other's driver.
  */
 export async function openAdapter(db: string): Promise<CliAdapter> {
-  if (/^postgres(ql)?:\/\//.test(db)) {
+  if (POSTGRES_URL.test(db)) {
     const { openPostgresAdapter } = await import('../../adapters/postgres/index.js')
     return openPostgresAdapter({ connectionString: db })
   }
   const { openSqliteAdapter } = await import('../../adapters/sqlite/index.js')
   return openSqliteAdapter({ filename: db })
 }
+
+/** A `--db` value fit to print: a Postgres URL loses its password. */
+export function describeDb(db: string): string {
+  if (!POSTGRES_URL.test(db)) return db
+  try {
+    const url = new URL(db)
+    if (url.password !== '') url.password = '***'
+    return url.toString()
+  } catch {
+    return 'the Postgres database'
+  }
+}
+
 
 /** A refusal the CLI prints as one line to stderr before exiting non-zero. */
 export class CliError extends Error {
