@@ -30,7 +30,7 @@ export interface MemoryAdapter {
 export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAdapter {
   const storage = new MemoryStorage(structuredClone(dataset))
   const modules = new MemoryModuleRegistry(storage.data.modules)
-  const idempotency = new MemoryIdempotencyStore()
+  const idempotency = new MemoryIdempotencyStore(new Map(), storage.gate)
   const writes = new MemoryWriteStorage(storage, idempotency)
   return {
     storage,

@@ -1,4 +1,5 @@
 import type { IdempotencyBegin, IdempotencyBeginResult, IdempotencyStore, StoredResponse } from '../../src/ports/idempotency-store.js'
+import { TransactionGate, untilReadable } from '../transaction-gate.js'
 
 /** One slot as the memory store keeps it. */
 export interface MemoryIdempotencyRecord {
@@ -14,13 +15,19 @@ export interface MemoryIdempotencyRecord {
 
 /**
  * The reference `IdempotencyStore`: a `Map` the caller may pass in and inspect. Every method
- * runs without an await between its read and its write, so `begin` is atomic in one process
- * (and, being in memory, there is no other process).
+ * first waits for an open write transaction to end (a completion written inside one must not
+ * be seen before it commits), then runs without an await between its read and its write, so
+ * `begin` is atomic in one process (and, being in memory, there is no other process).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  constructor(readonly records: Map<string, MemoryIdempotencyRecord> = new Map()) {}
+  constructor(
+    readonly records: Map<string, MemoryIdempotencyRecord> = new Map(),
+    /** Shared with the write storage. */
+    readonly gate: TransactionGate = new TransactionGate(),
+  ) {}
 
   async begin(request: IdempotencyBegin): Promise<IdempotencyBeginResult> {
+    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
     const existing = this.records.get(request.slot)
     if (existing === undefined || existing.created_at.getTime() < request.expiredBefore.getTime()) {
       this.records.set(request.slot, {
@@ -44,6 +51,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(slot: string, token: string, response: StoredResponse): Promise<boolean> {
+    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
     return this.completeNow(slot, token, response) !== null
   }
 
@@ -61,11 +69,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async release(slot: string, token: string): Promise<void> {
+    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
     const record = this.records.get(slot)
     if (record !== undefined && record.token === token && record.state === 'in_flight') this.records.delete(slot)
   }
 
   async purgeExpired(before: Date, limit: number): Promise<number> {
+    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
     let deleted = 0
     for (const [slot, record] of this.records) {
       if (deleted >= limit) break

@@ -22,7 +22,7 @@ export class MemoryWriteStorage implements WriteStorage {
   constructor(
     private readonly storage: MemoryStorage,
     private readonly idempotency: MemoryIdempotencyStore,
-    /** Change events, in order: the seam the webhook outbox will read. */
+    /** Change events, in order: the seam the webhook outbox will read. Pushed inside the transaction and removed on rollback, so a reader waits for `storage.gate` first. */
     readonly events: ChangeEvent[] = [],
   ) {}
 
@@ -121,7 +121,9 @@ class MemoryWriteTransaction implements WriteTransaction {
   async updateTodo(companyId: number, id: number, changes: Partial<TodoFields>, now: Date): Promise<TodoRecord> {
     const row = this.#todo(companyId, id)
     if (row === undefined) throw new Error(`To-do ${id} of company ${companyId} does not exist`)
-    this.#assign(row, { ...changes, updated_at: now })
+    // Like the SQL adapters: a key present with `undefined` is not a change.
+    const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined))
+    this.#assign(row, { ...given, updated_at: now })
     return this.#todoRecord(row)
   }
 

@@ -23,6 +23,8 @@ describeStorageConformance({
       close: () => db.destroy(),
     }
   },
+  // The host serves the read API only: it has no write or idempotency ports (yet).
+  supports: { writes: false, idempotency: false, events: false },
 })
 
 describe('host app: its own routes are unaffected by the plugin', () => {

@@ -1,6 +1,8 @@
+import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { KeyStore } from '../ports/key-store.js'
 import type { ModuleRegistry } from '../ports/module-registry.js'
 import type { Storage } from '../ports/storage.js'
+import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../seed/dataset.js'
 import { createExpectedAnswers, type ExpectedAnswers } from './expected.js'
 import type { EdgeIds } from './fixture.js'
@@ -26,6 +28,12 @@ export interface ConformanceContext {
   keyStore(): KeyStore
   /** The subject's module registry; fails with an explanation if `supports.modules` lies. */
   modules(): ModuleRegistry
+  /** The subject's write storage; fails with an explanation if `supports.writes` lies. */
+  writes(): WriteStorage
+  /** The subject's idempotency store; fails with an explanation if `supports.idempotency` lies. */
+  idempotency(): IdempotencyStore
+  /** The committed change events, through the subject's `readEvents` hook; fails if `supports.events` lies. */
+  readEvents(): Promise<ChangeEvent[]>
 }
 
 export function createContext(options: {
@@ -62,6 +70,29 @@ export function createContext(options: {
         throw new Error(`${name}: supports.modules is true (the default) but create() returned no modules; provide one or declare supports: { modules: false }`)
       }
       return modules
+    },
+    writes() {
+      const { writes } = subject()
+      if (writes === undefined) {
+        throw new Error(`${name}: supports.writes is true (the default) but create() returned no writes; provide one or declare supports: { writes: false }`)
+      }
+      return writes
+    },
+    idempotency() {
+      const { idempotency } = subject()
+      if (idempotency === undefined) {
+        throw new Error(`${name}: supports.idempotency is true (the default) but create() returned no idempotency; provide one or declare supports: { idempotency: false }`)
+      }
+      return idempotency
+    },
+    async readEvents() {
+      const current = subject()
+      if (current.readEvents === undefined) {
+        throw new Error(
+          `${name}: supports.events is true (the default when writes are supported) but create() returned no readEvents; provide readEvents() or declare supports: { events: false }`,
+        )
+      }
+      return current.readEvents()
     },
   }
 }

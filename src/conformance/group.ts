@@ -4,7 +4,7 @@ import type { Capability } from './subject.js'
 /**
  * One group of conformance tests: a `describe` block of its own.
  *
- * Adding a group (writes, idempotency store, outbox…) is one file in `groups/` exporting a
+ * Adding a group (the webhook outbox…) is one file in `groups/` exporting a
  * `ConformanceGroup`, plus its line in `CONFORMANCE_GROUPS`. A group that needs an optional
  * capability lists it in `requires` (and the flag goes into `ConformanceSupports`).
  */

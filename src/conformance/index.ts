@@ -18,9 +18,13 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  * whole HTTP app over the subject and over the in-memory reference adapter and requires
  * identical responses.
  *
- * Optional capabilities are declared in `supports` (all default to `true`): a group whose
- * capability is `false` is not registered; one declared `true` that the subject lacks fails.
+ * Optional capabilities are declared in `supports` (all default to `true`; `touchLastUsed`
+ * and `events` to the value of `keyStore` and `writes`): a group whose capability is `false` is
+ * not registered; one declared `true` that the subject lacks fails.
  * Failures name the call and show expected and actual values side by side.
+ *
+ * The write groups (`writes`, `idempotency`, `events`) change the subject's data; each test
+ * still gets a fresh subject, so they never leak into the read groups.
  *
  * @example
  * // test/storage.conformance.test.ts, in the host application
@@ -35,6 +39,10 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  *       storage: adapter.storage,
  *       keyStore: adapter.keyStore,
  *       modules: adapter.modules,
+ *       writes: adapter.writes,
+ *       idempotency: adapter.idempotency,
+ *       // The port only writes events; let the suite read the committed ones back.
+ *       readEvents: () => adapter.changeEventsInIdOrder(),
  *       loadDataset: (dataset) => adapter.importDataset(dataset),
  *       close: () => adapter.close(),
  *     }

@@ -1,6 +1,8 @@
+import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { KeyStore } from '../ports/key-store.js'
 import type { ModuleRegistry } from '../ports/module-registry.js'
 import type { Storage } from '../ports/storage.js'
+import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../seed/dataset.js'
 
 /**
@@ -13,6 +15,17 @@ export interface ConformanceSubject {
   keyStore?: KeyStore
   /** Required unless `supports.modules` is `false`. */
   modules?: ModuleRegistry
+  /** Required unless `supports.writes` is `false`. */
+  writes?: WriteStorage
+  /** Required unless `supports.idempotency` is `false`. */
+  idempotency?: IdempotencyStore
+  /**
+   * Test hook, required unless `supports.events` is `false`: every change event committed so
+   * far, in the order recorded. The `WriteTransaction` port only writes events (the webhook
+   * outbox will read them), so the suite needs this to see what `recordEvent` stored.
+   * Return fresh copies, with the port's types (`Date`s, `number`s).
+   */
+  readEvents?(): Promise<ChangeEvent[]>
   /**
    * Fixture-loading hook: stores `dataset` (companies, people, memberships, every resource
    * with its private columns, to-do lists, module rows) with its ids unchanged. Called once per
@@ -35,6 +48,12 @@ export interface ConformanceSupports {
   touchLastUsed?: boolean
   /** The subject provides a `ModuleRegistry`. Default `true`. */
   modules?: boolean
+  /** The subject provides a `WriteStorage`. Default `true`. */
+  writes?: boolean
+  /** The subject provides an `IdempotencyStore`. Default `true`. */
+  idempotency?: boolean
+  /** The subject provides `readEvents()`. Default: the value of `writes` (events are recorded by writes). */
+  events?: boolean
 }
 
 export interface ConformanceOptions {
@@ -50,12 +69,19 @@ export type Capability = keyof ConformanceSupports
 /** `supports` with every default applied. */
 export function resolveSupports(supports: ConformanceSupports = {}): Required<ConformanceSupports> {
   const keyStore = supports.keyStore ?? true
+  const writes = supports.writes ?? true
   return {
     keyStore,
     touchLastUsed: keyStore && (supports.touchLastUsed ?? true),
     modules: supports.modules ?? true,
+    writes,
+    idempotency: supports.idempotency ?? true,
+    events: writes && (supports.events ?? true),
   }
 }
+
+/** Flags that only make sense with another one: `touchLastUsed` is a key-store method, events are recorded by writes. */
+const DEPENDS_ON: Partial<Record<Capability, Capability>> = { touchLastUsed: 'keyStore', events: 'writes' }
 
 /** Fails at suite definition, naming the option, instead of in every test. */
 export function checkConformanceOptions(options: ConformanceOptions): void {
@@ -68,11 +94,17 @@ export function checkConformanceOptions(options: ConformanceOptions): void {
   if (typeof options.create !== 'function') {
     throw new TypeError('describeStorageConformance: option "create" must be a function returning a new subject')
   }
-  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules']
-  for (const [flag, value] of Object.entries(options.supports ?? {})) {
+  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules', 'writes', 'idempotency', 'events']
+  const supports: Record<string, unknown> = { ...options.supports }
+  for (const [flag, value] of Object.entries(supports)) {
     if (!known.includes(flag)) {
       throw new TypeError(`describeStorageConformance: unknown supports flag "${flag}"; known flags: ${known.join(', ')}`)
     }
     if (typeof value !== 'boolean') throw new TypeError(`describeStorageConformance: supports.${flag} must be a boolean`)
+  }
+  for (const [flag, needed] of Object.entries(DEPENDS_ON)) {
+    if (supports[flag] === true && supports[needed] === false) {
+      throw new TypeError(`describeStorageConformance: supports.${flag} is true but supports.${needed} is false; ${flag} needs ${needed}`)
+    }
   }
 }

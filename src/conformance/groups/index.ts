@@ -1,7 +1,9 @@
 import type { ConformanceGroup } from '../group.js'
+import { changeEvents } from './change-events.js'
 import { dayWindows } from './day-windows.js'
 import { equalityFilters } from './equality-filters.js'
 import { httpParity } from './http-parity.js'
+import { idempotencyGroup } from './idempotency.js'
 import { keyStoreGroup } from './key-store.js'
 import { lookupById } from './lookup-by-id.js'
 import { moduleRegistryGroup } from './module-registry.js'
@@ -12,9 +14,10 @@ import { tenantIsolation } from './tenant-isolation.js'
 import { todoDueWindows } from './todo-due-windows.js'
 import { updatedSinceFilter } from './updated-since.js'
 import { valueFidelity } from './value-fidelity.js'
+import { writesGroup } from './writes.js'
 
 /**
- * Every group, in the order they run. A new group (writes, idempotency store, outbox…) is one
+ * Every group, in the order they run. A new group (the outbox…) is one
  * file in this folder and one line here; if it needs an optional capability, it names it in
  * `requires` and the flag is added to `ConformanceSupports`.
  */
@@ -31,5 +34,8 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   tenantIsolation,
   keyStoreGroup,
   moduleRegistryGroup,
+  writesGroup,
+  changeEvents,
+  idempotencyGroup,
   httpParity,
 ]

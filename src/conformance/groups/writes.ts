@@ -1,0 +1,602 @@
+import { expect, it } from 'vitest'
+import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
+import type { TodoRecord, UserRecord } from '../../records.js'
+import type { ConformanceContext } from '../context.js'
+import type { ConformanceGroup } from '../group.js'
+import { WHOLE_LIST } from '../list-assertions.js'
+import { CREATED_RESPONSE, attempt, responseOf, sha256 } from '../idempotency-requests.js'
+import { WRITE_NOW, afterNow, writeFacts } from '../write-facts.js'
+import { DeliberateRollback, describeOutcome, outcomeOf, pause, storageSnapshot } from '../write-outcomes.js'
+
+const byNumber = (a: number, b: number) => a - b
+
+/** The user a company sees, as the fixture says, or a suite bug. */
+function fixtureUser(ctx: ConformanceContext, companyId: number, userId: number): UserRecord {
+  const user = ctx.expected.records('users', companyId).find((candidate) => candidate.id === userId)
+  if (user === undefined) throw new Error(`conformance suite bug: user ${userId} is not in company ${companyId}`)
+  return user
+}
+
+function fixtureTodo(ctx: ConformanceContext, companyId: number, id: number): TodoRecord {
+  const todo = ctx.expected.records('todos', companyId).find((candidate) => candidate.id === id)
+  if (todo === undefined) throw new Error(`conformance suite bug: to-do ${id} is not in company ${companyId}`)
+  return todo
+}
+
+/** The writable fields of a to-do: a valid `insertTodo` argument copied from an existing one. */
+function fieldsOf(todo: TodoRecord): TodoFields {
+  const { title, notes, status, priority, important, due_day, due_at, due_is_all_day, list_id, assigned_to, assignee_group_id } = todo
+  return { title, notes, status, priority, important, due_day, due_at, due_is_all_day, list_id, assigned_to, assignee_group_id }
+}
+
+async function sequentially<T, R>(items: readonly T[], call: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = []
+  for (const item of items) results.push(await call(item))
+  return results
+}
+
+/** Every record of `rows` but `id`: what must stay untouched around a write to `id`. */
+function others<R extends { id: number }>(rows: R[], id: number): R[] {
+  return rows.filter((row) => row.id !== id)
+}
+
+/**
+ * The `WriteStorage` port (src/ports/write-storage.ts): each `WriteTransaction` operation against
+ * the fixture, atomicity (all or nothing), uniqueness (`WriteConflict`) and concurrent transactions.
+ */
+export const writesGroup: ConformanceGroup = {
+  title: 'writes',
+  requires: ['writes'],
+  define(ctx) {
+    const facts = () => writeFacts(ctx.fixture)
+    const listUsers = async (companyId: number) => (await ctx.storage().users.list(companyId, {}, WHOLE_LIST)).rows
+    const listTodos = async (companyId: number) => (await ctx.storage().todos.list(companyId, {}, WHOLE_LIST)).rows
+
+    it('lookups answer from the stored rows: emails, memberships, roles and lists, never across companies', async () => {
+      const f = facts()
+      const people = ctx.fixture.people
+      const roleIds = ctx.fixture.roles.map((role) => role.id)
+      const lists = ctx.fixture.todoLists
+      const companyIds = ctx.expected.companyIds
+      const actual = await ctx.writes().transaction(async (tx) => {
+        const emails: string[] = []
+        for (const person of people) emails.push(`${person.email.toLowerCase()} → ${await tx.findUserIdByEmail(person.email.toLowerCase())}`)
+        const memberships: string[] = []
+        for (const person of people) memberships.push(`${person.id}: [${[...(await tx.membershipCompanies(person.id))].sort(byNumber).join(', ')}]`)
+        const roles: string[] = []
+        for (const companyId of companyIds) {
+          roles.push(`company ${companyId}, every role id: [${[...(await tx.existingRoleIds(companyId, [...roleIds, f.unknownId]))].sort(byNumber).join(', ')}]`)
+          roles.push(`company ${companyId}, no role ids: [${(await tx.existingRoleIds(companyId, [])).join(', ')}]`)
+        }
+        const listAnswers: string[] = []
+        for (const companyId of companyIds) {
+          for (const listId of [...lists.map((list) => list.id), f.unknownId]) {
+            listAnswers.push(`company ${companyId}, list ${listId}: ${String(await tx.todoListExists(companyId, listId))}`)
+          }
+        }
+        return {
+          emails,
+          unknownEmail: await tx.findUserIdByEmail('nobody.at.all@example.invalid'),
+          memberships,
+          unknownMember: await tx.membershipCompanies(f.unknownId),
+          roles,
+          lists: listAnswers,
+        }
+      })
+      expect(actual.emails, 'findUserIdByEmail(lower-cased email) of every person').toEqual(
+        people.map((person) => `${person.email.toLowerCase()} → ${person.id}`),
+      )
+      expect(actual.unknownEmail, 'findUserIdByEmail of an email nobody has').toBeNull()
+      expect(actual.memberships, 'membershipCompanies(person) of every person, sorted').toEqual(
+        people.map((person) => `${person.id}: [${f.companiesOf(person.id).join(', ')}]`),
+      )
+      expect(actual.unknownMember, `membershipCompanies(${f.unknownId}), an unknown person`).toEqual([])
+      expect(actual.roles, 'existingRoleIds(company, every role id of the fixture and an unknown one), sorted').toEqual(
+        companyIds.flatMap((companyId) => [
+          `company ${companyId}, every role id: [${f.roleIds(companyId).join(', ')}]`,
+          `company ${companyId}, no role ids: []`,
+        ]),
+      )
+      expect(actual.lists, 'todoListExists(company, list) for every list of the fixture and an unknown one').toEqual(
+        companyIds.flatMap((companyId) => [
+          ...lists.map((list) => `company ${companyId}, list ${list.id}: ${String(list.company_id === companyId)}`),
+          `company ${companyId}, list ${f.unknownId}: false`,
+        ]),
+      )
+    })
+
+    it("getUser and getTodoForUpdate return the company's records exactly, null for another company's or an unknown id", async () => {
+      const f = facts()
+      const expectedUsers = [1, 2].flatMap((companyId) => ctx.expected.records('users', companyId).map((user) => ({ companyId, user })))
+      const expectedTodos = [1, 2].flatMap((companyId) => ctx.expected.records('todos', companyId).map((todo) => ({ companyId, todo })))
+      const foreignUser = ctx.expected.foreignIds('users', 1)[0]
+      if (foreignUser === undefined) throw new Error('conformance suite bug: every user of company 2 is also in company 1')
+      // One call at a time, as the plugin makes them: a transaction need not take concurrent calls.
+      const actual = await ctx.writes().transaction(async (tx) => ({
+        users: await sequentially(expectedUsers, ({ companyId, user }) => tx.getUser(companyId, user.id)),
+        todos: await sequentially(expectedTodos, ({ companyId, todo }) => tx.getTodoForUpdate(companyId, todo.id)),
+        foreign: {
+          user: await tx.getUser(1, foreignUser),
+          todo: await tx.getTodoForUpdate(1, f.todoOfCompany2),
+        },
+        unknown: { user: await tx.getUser(1, f.unknownId), todo: await tx.getTodoForUpdate(1, f.unknownId) },
+      }))
+      expect(actual.users, 'getUser(company, id) of every user of companies 1 and 2').toEqual(expectedUsers.map(({ user }) => user))
+      expect(actual.todos, 'getTodoForUpdate(company, id) of every to-do of companies 1 and 2').toEqual(expectedTodos.map(({ todo }) => todo))
+      expect(actual.foreign, `getUser(1, ${foreignUser}) and getTodoForUpdate(1, ${f.todoOfCompany2}), rows of company 2 only`).toEqual({
+        user: null,
+        todo: null,
+      })
+      expect(actual.unknown, `getUser and getTodoForUpdate of company 1, unknown id ${f.unknownId}`).toEqual({ user: null, todo: null })
+    })
+
+    it('createPerson stores the email as given, finds it by its lower-case form, and gives ids above every existing one', async () => {
+      const f = facts()
+      const role = f.roleIds(1)[0] as number
+      const first = { email: 'Zoë.ÉLODIE+New_Hire@Example.ORG', first_name: 'Zoë Élodie', last_name: "D'Àngelo “Jr”" }
+      const second = { email: 'second.person@example.com', first_name: 'Second', last_name: 'Person' }
+      const created = await ctx.writes().transaction(async (tx) => {
+        const firstId = await tx.createPerson(first, WRITE_NOW)
+        const secondId = await tx.createPerson(second, WRITE_NOW)
+        await tx.addMembership(1, firstId, [role], WRITE_NOW)
+        return {
+          firstId,
+          secondId,
+          foundInside: await tx.findUserIdByEmail(first.email.toLowerCase()),
+          userInside: await tx.getUser(1, firstId),
+        }
+      })
+      const { firstId, secondId } = created
+      expect(
+        { firstAboveFixture: firstId > f.maxPersonId, secondAboveFirst: secondId > firstId },
+        `createPerson ids ${firstId}, ${secondId}; the fixture's largest person id is ${f.maxPersonId}`,
+      ).toEqual({ firstAboveFixture: true, secondAboveFirst: true })
+      const user: UserRecord = { id: firstId, ...first, active: true, role_ids: [role], created_at: WRITE_NOW, updated_at: WRITE_NOW }
+      expect(created.foundInside, 'findUserIdByEmail(lower-cased) inside the creating transaction').toBe(firstId)
+      expect(created.userInside, 'getUser(1, new person) inside the creating transaction').toEqual(user)
+      expect(await ctx.storage().users.get(1, firstId), `users.get(1, ${firstId}) after the commit`).toEqual(user)
+      expect(await ctx.storage().users.get(2, firstId), `users.get(2, ${firstId}): not a member of company 2`).toBeNull()
+      expect(await ctx.storage().users.get(1, secondId), `users.get(1, ${secondId}): a person without a membership`).toBeNull()
+      expect((await listUsers(1)).map((row) => row.id), 'users of company 1 after the commit').toEqual([
+        ...ctx.expected.records('users', 1).map((row) => row.id),
+        firstId,
+      ])
+      const after = await ctx.writes().transaction(async (tx) => ({
+        first: await tx.findUserIdByEmail(first.email.toLowerCase()),
+        second: await tx.findUserIdByEmail(second.email),
+        secondCompanies: await tx.membershipCompanies(secondId),
+      }))
+      expect(after, 'findUserIdByEmail of both new people, and membershipCompanies of the one without a membership').toEqual({
+        first: firstId,
+        second: secondId,
+        secondCompanies: [],
+      })
+    })
+
+    it('createPerson of an email that exists in another case throws WriteConflict and writes nothing', async () => {
+      const edge = ctx.fixture.people.find((person) => person.id === ctx.edges.person)
+      const plain = ctx.fixture.people.find((person) => person.email === person.email.toLowerCase())
+      if (edge === undefined || plain === undefined) throw new Error('conformance suite bug: the fixture lacks the edge or a lower-case email')
+      const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      const attempts = [
+        { label: `${edge.email} upper-cased`, email: edge.email.toUpperCase() },
+        { label: `${edge.email} lower-cased`, email: edge.email.toLowerCase() },
+        { label: `${plain.email} upper-cased`, email: plain.email.toUpperCase() },
+        { label: `${plain.email} as stored`, email: plain.email },
+      ]
+      const outcomes: string[] = []
+      for (const { label, email } of attempts) {
+        const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.createPerson({ email, first_name: 'Dup', last_name: 'Licate' }, WRITE_NOW)))
+        outcomes.push(`${label}: ${outcome}`)
+      }
+      // The duplicate of a person created earlier in the same transaction.
+      const fresh = 'Fresh.Person@Example.com'
+      outcomes.push(
+        `${fresh} twice in one transaction: ${await outcomeOf(
+          ctx.writes().transaction(async (tx) => {
+            await tx.createPerson({ email: fresh, first_name: 'Fresh', last_name: 'Person' }, WRITE_NOW)
+            await tx.createPerson({ email: fresh.toLowerCase(), first_name: 'Fresh', last_name: 'Again' }, WRITE_NOW)
+          }),
+        )}`,
+      )
+      expect(outcomes, 'createPerson of an existing email').toEqual([
+        ...attempts.map(({ label }) => `${label}: WriteConflict`),
+        `${fresh} twice in one transaction: WriteConflict`,
+      ])
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
+      const found = await ctx.writes().transaction(async (tx) => ({
+        edge: await tx.findUserIdByEmail(edge.email.toLowerCase()),
+        fresh: await tx.findUserIdByEmail(fresh.toLowerCase()),
+      }))
+      expect(found, 'findUserIdByEmail after the refused duplicates: the original, and nothing for the rolled-back one').toEqual({
+        edge: edge.id,
+        fresh: null,
+      })
+    })
+
+    it("addMembership adds a person to another company with roles in the given order; a second time throws WriteConflict", async () => {
+      const f = facts()
+      const userId = f.exclusiveUser(1)
+      const roles = f.roleIds(2).slice(0, 2).reverse()
+      const original = fixtureUser(ctx, 1, userId)
+      await ctx.writes().transaction((tx) => tx.addMembership(2, userId, roles, WRITE_NOW))
+      const expected: UserRecord = { ...original, role_ids: roles, created_at: WRITE_NOW, updated_at: WRITE_NOW }
+      expect(await ctx.storage().users.get(2, userId), `users.get(2, ${userId}) after addMembership(2, ${userId}, [${roles.join(', ')}])`).toEqual(expected)
+      expect(await ctx.storage().users.get(1, userId), `users.get(1, ${userId}): the first membership is untouched`).toEqual(original)
+      const companies = await ctx.writes().transaction((tx) => tx.membershipCompanies(userId))
+      expect([...companies].sort(byNumber), `membershipCompanies(${userId})`).toEqual([1, 2])
+
+      const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      const later = afterNow(1_000)
+      const duplicates = [
+        { label: `addMembership(2, ${userId}) again, other roles`, company: 2, user: userId, roles: f.roleIds(2).slice(2, 3) },
+        { label: `addMembership(1, ${f.sharedUser}), a fixture membership`, company: 1, user: f.sharedUser, roles: [] },
+      ]
+      const outcomes: string[] = []
+      for (const duplicate of duplicates) {
+        const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.addMembership(duplicate.company, duplicate.user, duplicate.roles, later)))
+        outcomes.push(`${duplicate.label}: ${outcome}`)
+      }
+      expect(outcomes, 'addMembership of an existing membership').toEqual(duplicates.map(({ label }) => `${label}: WriteConflict`))
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
+    })
+
+    it('setUserActive sets the login of the person and bumps updated_at of every membership, nothing else', async () => {
+      const f = facts()
+      const shared = f.sharedUser
+      const exclusive = f.exclusiveUser(1)
+      const deactivated = await ctx.writes().transaction(async (tx) => {
+        await tx.setUserActive(shared, false, WRITE_NOW)
+        await tx.setUserActive(exclusive, false, WRITE_NOW)
+        return { 1: await tx.getUser(1, shared), 2: await tx.getUser(2, shared), exclusive: await tx.getUser(1, exclusive) }
+      })
+      const expectedAt = (active: boolean, at: Date) => ({
+        1: { ...fixtureUser(ctx, 1, shared), active, updated_at: at },
+        2: { ...fixtureUser(ctx, 2, shared), active, updated_at: at },
+        exclusive: { ...fixtureUser(ctx, 1, exclusive), active, updated_at: at },
+      })
+      const stored = async () => ({
+        1: await ctx.storage().users.get(1, shared),
+        2: await ctx.storage().users.get(2, shared),
+        exclusive: await ctx.storage().users.get(1, exclusive),
+      })
+      const label = `user ${shared} (companies 1 and 2) and user ${exclusive} (company 1 only)`
+      expect(deactivated, `getUser inside the transaction after setUserActive(false): ${label}`).toEqual(expectedAt(false, WRITE_NOW))
+      expect(await stored(), `users.get after setUserActive(false): ${label}`).toEqual(expectedAt(false, WRITE_NOW))
+
+      const later = afterNow(1_001)
+      await ctx.writes().transaction((tx) => tx.setUserActive(shared, true, later))
+      expect((await stored())[1], `users.get(1, ${shared}) after setUserActive(true)`).toEqual(expectedAt(true, later)[1])
+      expect((await stored())[2], `users.get(2, ${shared}) after setUserActive(true)`).toEqual(expectedAt(true, later)[2])
+      for (const companyId of [1, 2]) {
+        const untouched = others(others(ctx.expected.records('users', companyId), shared), exclusive)
+        expect(others(others(await listUsers(companyId), shared), exclusive), `the other users of company ${companyId}`).toEqual(untouched)
+      }
+    })
+
+    it('insertTodo stores the fields with the defaults and returns the full record, as todos.get then does', async () => {
+      const f = facts()
+      const [list, otherList] = f.listIds(1)
+      const member = f.exclusiveUser(1)
+      const role = f.roleIds(1)[0]
+      if (list === undefined || otherList === undefined || role === undefined) throw new Error('conformance suite bug: company 1 needs two lists and a role')
+      const timed: TodoFields = {
+        title: 'Überprüfung ✓ «cantiere» 🚧 "quoted" \'apostrophe\'\nsecond line',
+        notes: '',
+        status: 'open',
+        priority: 'urgent',
+        important: true,
+        due_day: null,
+        due_at: new Date('2027-02-10T22:59:59.999Z'),
+        due_is_all_day: false,
+        list_id: list,
+        assigned_to: member,
+        assignee_group_id: null,
+      }
+      const allDay: TodoFields = {
+        title: 'All-day, offered to a role',
+        notes: null,
+        status: 'waiting',
+        priority: 'low',
+        important: false,
+        due_day: '2027-02-28',
+        due_at: null,
+        due_is_all_day: true,
+        list_id: otherList,
+        assigned_to: null,
+        assignee_group_id: role,
+      }
+      const inserted = await ctx.writes().transaction(async (tx) => {
+        const first = await tx.insertTodo(1, timed, WRITE_NOW)
+        const second = await tx.insertTodo(1, allDay, WRITE_NOW)
+        return { first, second, readBack: await tx.getTodoForUpdate(1, first.id) }
+      })
+      const defaults = { claimed_by: null, checklist: [], tag_ids: [], source: null, created_at: WRITE_NOW, updated_at: WRITE_NOW }
+      const expectedFirst: TodoRecord = { id: inserted.first.id, ...timed, ...defaults }
+      const expectedSecond: TodoRecord = { id: inserted.second.id, ...allDay, ...defaults }
+      expect(
+        { firstAboveFixture: inserted.first.id > f.maxTodoId, secondAboveFirst: inserted.second.id > inserted.first.id },
+        `insertTodo ids ${inserted.first.id}, ${inserted.second.id}; the fixture's largest to-do id is ${f.maxTodoId}`,
+      ).toEqual({ firstAboveFixture: true, secondAboveFirst: true })
+      expect(inserted.first, 'insertTodo (due instant, assigned) returned').toEqual(expectedFirst)
+      expect(inserted.second, 'insertTodo (all-day, offered to a role) returned').toEqual(expectedSecond)
+      expect(inserted.readBack, 'getTodoForUpdate of the new to-do inside the transaction').toEqual(expectedFirst)
+      expect(await ctx.storage().todos.get(1, expectedFirst.id), `todos.get(1, ${expectedFirst.id}) after the commit`).toEqual(expectedFirst)
+      expect(await ctx.storage().todos.get(1, expectedSecond.id), `todos.get(1, ${expectedSecond.id}) after the commit`).toEqual(expectedSecond)
+      expect(await ctx.storage().todos.get(2, expectedFirst.id), `todos.get(2, ${expectedFirst.id}): a to-do of company 1`).toBeNull()
+      expect(await listTodos(2), 'to-dos of company 2').toEqual(ctx.expected.records('todos', 2))
+    })
+
+    it('updateTodo writes only the given fields and updated_at, and returns the to-do after the change', async () => {
+      const f = facts()
+      const id = ctx.edges.unicodeTodo
+      const [, otherList] = f.listIds(1)
+      const role = f.roleIds(1)[1]
+      if (otherList === undefined || role === undefined) throw new Error('conformance suite bug: company 1 needs two lists and two roles')
+      const steps: Array<{ label: string; changes: Partial<TodoFields> }> = [
+        { label: 'a new title', changes: { title: 'Renamed — «ok» ✓' } },
+        { label: 'notes and due_at cleared with null', changes: { notes: null, due_at: null } },
+        {
+          label: 'status, priority, important, an all-day due day, list and assignment',
+          changes: {
+            status: 'done',
+            priority: 'low',
+            important: false,
+            due_day: '2027-03-01',
+            due_is_all_day: true,
+            list_id: otherList,
+            assigned_to: null,
+            assignee_group_id: role,
+          },
+        },
+        { label: 'back to a due instant', changes: { due_day: null, due_at: new Date('2027-04-01T00:00:00.001Z'), due_is_all_day: false } },
+      ]
+      let expected = fixtureTodo(ctx, 1, id)
+      for (const [index, step] of steps.entries()) {
+        const at = afterNow(index * 1_000 + 7)
+        expected = { ...expected, ...step.changes, updated_at: at }
+        const returned = await ctx.writes().transaction((tx) => tx.updateTodo(1, id, step.changes, at))
+        const label = `step ${index + 1}, ${step.label}: updateTodo(1, ${id}, ${JSON.stringify(step.changes)})`
+        expect(returned, `${label} returned`).toEqual(expected)
+        expect(await ctx.storage().todos.get(1, id), `${label}, then todos.get`).toEqual(expected)
+      }
+      expect(others(await listTodos(1), id), 'the other to-dos of company 1').toEqual(others(ctx.expected.records('todos', 1), id))
+    })
+
+    it("updateTodo of another company's to-do rejects and changes nothing", async () => {
+      const f = facts()
+      const foreign = f.todoOfCompany2
+      const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.updateTodo(1, foreign, { title: 'Hijacked' }, WRITE_NOW)))
+      expect(outcome === 'resolved' ? 'resolved' : 'rejected', `updateTodo(1, ${foreign}), a to-do of company 2: ${outcome}`).toBe('rejected')
+      expect(await ctx.storage().todos.get(2, foreign), `todos.get(2, ${foreign})`).toEqual(fixtureTodo(ctx, 2, foreign))
+    })
+
+    it('a transaction whose work throws after several writes rolls all of them back and rethrows the error', async () => {
+      const f = facts()
+      const shared = f.sharedUser
+      const exclusive = f.exclusiveUser(1)
+      const [list] = f.listIds(1)
+      if (list === undefined) throw new Error('conformance suite bug: company 1 has no to-do list')
+      const email = 'Rolled.Back@Example.com'
+      const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      const failure = new DeliberateRollback()
+      const reached: string[] = []
+      const outcome = ctx.writes().transaction(async (tx) => {
+        const person = await tx.createPerson({ email, first_name: 'Rolled', last_name: 'Back' }, WRITE_NOW)
+        await tx.addMembership(1, person, f.roleIds(1).slice(0, 1), WRITE_NOW)
+        await tx.addMembership(2, exclusive, [], WRITE_NOW)
+        await tx.setUserActive(shared, false, WRITE_NOW)
+        await tx.insertTodo(1, { ...fieldsOf(fixtureTodo(ctx, 1, ctx.edges.unicodeTodo)), list_id: list }, WRITE_NOW)
+        await tx.updateTodo(1, ctx.edges.unicodeTodo, { title: 'Never committed', notes: null }, WRITE_NOW)
+        reached.push('every write')
+        throw failure
+      })
+      await expect(outcome, 'transaction(work) rejects with the very error work threw').rejects.toBe(failure)
+      expect(reached, 'work ran to the throw').toEqual(['every write'])
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'every list and company after the rollback').toEqual(before)
+      const lookups = await ctx.writes().transaction(async (tx) => ({
+        email: await tx.findUserIdByEmail(email.toLowerCase()),
+        exclusive: [...(await tx.membershipCompanies(exclusive))].sort(byNumber),
+      }))
+      expect(lookups, 'findUserIdByEmail of the rolled-back person, membershipCompanies of the rolled-back member').toEqual({
+        email: null,
+        exclusive: [1],
+      })
+    })
+
+    it('a WriteConflict in the middle of a transaction rolls back its earlier writes, and the next transaction works', async () => {
+      const f = facts()
+      const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      const id = ctx.edges.unicodeTodo
+      const outcome = await outcomeOf(
+        ctx.writes().transaction(async (tx) => {
+          await tx.updateTodo(1, id, { title: 'Never committed' }, WRITE_NOW)
+          await tx.setUserActive(f.sharedUser, false, WRITE_NOW)
+          await tx.addMembership(1, f.sharedUser, [], WRITE_NOW) // already a member
+        }),
+      )
+      expect(outcome, `the transaction ending in addMembership(1, ${f.sharedUser}), an existing membership`).toBe('WriteConflict')
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'every list and company after the rollback').toEqual(before)
+      const later = afterNow(5_000)
+      const returned = await ctx.writes().transaction(async (tx) => {
+        await tx.updateTodo(1, id, { title: 'Committed after the conflict' }, later)
+        return 'the value work resolved to'
+      })
+      expect(returned, 'transaction(work) resolves to what work resolved to').toBe('the value work resolved to')
+      expect(await ctx.storage().todos.get(1, id), `todos.get(1, ${id}) after the next transaction`).toEqual({
+        ...fixtureTodo(ctx, 1, id),
+        title: 'Committed after the conflict',
+        updated_at: later,
+      })
+    })
+
+    if (ctx.supports.idempotency) {
+      it('completeIdempotency in a committed transaction completes the slot; only the holding token can', async () => {
+        const store = ctx.idempotency()
+        const slot = sha256('writes: committed completion')
+        const fingerprint = sha256('POST /v1/todos {"title":"x"}')
+        expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        const held = await ctx.writes().transaction(async (tx) => ({
+          wrongToken: await tx.completeIdempotency(slot, 'token-b', responseOf('b'), WRITE_NOW),
+          unknownSlot: await tx.completeIdempotency(sha256('writes: no such slot'), 'token-a', responseOf('a'), WRITE_NOW),
+          holder: await tx.completeIdempotency(slot, 'token-a', CREATED_RESPONSE, WRITE_NOW),
+        }))
+        expect(held, 'completeIdempotency with a token that never held the slot, on an unknown slot, and with the holder').toEqual({
+          wrongToken: false,
+          unknownSlot: false,
+          holder: true,
+        })
+        expect(await store.begin(attempt(slot, fingerprint, 'token-c', 1_000)), 'begin after the commit').toEqual({
+          state: 'replay',
+          response: CREATED_RESPONSE,
+        })
+      })
+
+      it('completeIdempotency in a transaction that rolls back leaves the slot in flight, held by the same token', async () => {
+        const store = ctx.idempotency()
+        const slot = sha256('writes: rolled-back completion')
+        const fingerprint = sha256('POST /v1/todos {"title":"y"}')
+        const [list] = facts().listIds(1)
+        if (list === undefined) throw new Error('conformance suite bug: company 1 has no to-do list')
+        expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        const todosBefore = await listTodos(1)
+        const completedInside: boolean[] = []
+        const outcome = await outcomeOf(
+          ctx.writes().transaction(async (tx) => {
+            await tx.insertTodo(1, { ...fieldsOf(fixtureTodo(ctx, 1, ctx.edges.unicodeTodo)), list_id: list }, WRITE_NOW)
+            completedInside.push(await tx.completeIdempotency(slot, 'token-a', CREATED_RESPONSE, WRITE_NOW))
+            throw new DeliberateRollback()
+          }),
+        )
+        expect({ outcome, completedInside }, 'the transaction: completeIdempotency, then a throw').toEqual({
+          outcome: 'DeliberateRollback',
+          completedInside: [true],
+        })
+        expect(await listTodos(1), 'to-dos of company 1 after the rollback').toEqual(todosBefore)
+        expect(await store.begin(attempt(slot, fingerprint, 'token-b', 1_000)), 'begin after the rollback, lease still live').toEqual({
+          state: 'in_flight',
+        })
+        const retry = responseOf('after the rollback')
+        expect(await store.complete(slot, 'token-a', retry, afterNow(2_000)), 'complete with the original token after the rollback').toBe(true)
+        expect(await store.begin(attempt(slot, fingerprint, 'token-c', 3_000)), 'begin after that complete').toEqual({
+          state: 'replay',
+          response: retry,
+        })
+      })
+
+      it('a completion inside an open transaction is not visible to begin before the commit', async () => {
+        const store = ctx.idempotency()
+        const slot = sha256('writes: uncommitted completion')
+        const fingerprint = sha256('PATCH /v1/todos/1 {"title":"z"}')
+        expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        let proceed!: () => void
+        const held = new Promise<void>((resolve) => (proceed = resolve))
+        let completed!: () => void
+        const reachedCompletion = new Promise<void>((resolve) => (completed = resolve))
+        const transaction = ctx.writes().transaction(async (tx: WriteTransaction) => {
+          await tx.updateTodo(1, ctx.edges.unicodeTodo, { title: 'Uncommitted' }, WRITE_NOW)
+          await tx.completeIdempotency(slot, 'token-a', CREATED_RESPONSE, WRITE_NOW)
+          completed()
+          await held
+          throw new DeliberateRollback()
+        })
+        const ended = outcomeOf(transaction)
+        const first = await Promise.race([reachedCompletion.then(() => 'reached completeIdempotency'), ended])
+        expect(first, 'the transaction, up to its completeIdempotency').toBe('reached completeIdempotency')
+        // A retry arrives while the first attempt's transaction is still open (it may wait for it).
+        const retry = store.begin(attempt(slot, fingerprint, 'token-b', 1_000))
+        await pause(5)
+        proceed()
+        expect(await ended, 'the transaction, ended by a throw').toBe('DeliberateRollback')
+        const seen: unknown = await retry
+        expect(seen, 'begin while a completion was uncommitted (then rolled back): the slot is still in flight').toEqual({ state: 'in_flight' })
+      })
+    }
+
+    it('concurrent read-modify-write transactions on one to-do serialize: no update is lost', async () => {
+      const id = ctx.edges.unicodeTodo
+      const original = fixtureTodo(ctx, 1, id)
+      const runs = 10
+      const results = await Promise.allSettled(
+        Array.from({ length: runs }, () =>
+          ctx.writes().transaction(async (tx) => {
+            const current = await tx.getTodoForUpdate(1, id)
+            if (current === null) throw new Error(`getTodoForUpdate(1, ${id}) returned null`)
+            await pause()
+            return (await tx.updateTodo(1, id, { title: `${current.title}+` }, WRITE_NOW)).title
+          }),
+        ),
+      )
+      const suffixes = results.map((result) =>
+        result.status === 'fulfilled' ? result.value.slice(original.title.length) : describeOutcome(result),
+      )
+      expect([...suffixes].sort((a, b) => a.length - b.length), `${runs} concurrent transactions appending "+" to the title`).toEqual(
+        Array.from({ length: runs }, (_, index) => '+'.repeat(index + 1)),
+      )
+      expect(await ctx.storage().todos.get(1, id), `todos.get(1, ${id}) after them`).toEqual({
+        ...original,
+        title: `${original.title}${'+'.repeat(runs)}`,
+        updated_at: WRITE_NOW,
+      })
+    })
+
+    it('of concurrent addMembership of one person to one company exactly one succeeds; the others throw WriteConflict', async () => {
+      const f = facts()
+      const userId = f.exclusiveUser(1)
+      const runs = 8
+      const results = await Promise.allSettled(
+        Array.from({ length: runs }, (_, index) =>
+          ctx.writes().transaction(async (tx) => {
+            // A read first, then a pause, so transactions that are not kept apart overlap here;
+            // the adapter must still let only one membership in.
+            await tx.membershipCompanies(userId)
+            await pause()
+            await tx.addMembership(2, userId, f.roleIds(2).slice(index, index + 1), afterNow(index))
+          }),
+        ),
+      )
+      const outcomes = results.map(describeOutcome)
+      const succeeded = outcomes.filter((outcome) => outcome === 'resolved').length
+      expect(
+        { succeeded, others: outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'WriteConflict') },
+        `${runs} concurrent addMembership(2, ${userId}): ${outcomes.join(', ')}`,
+      ).toEqual({ succeeded: 1, others: [] })
+      const users = await listUsers(2)
+      expect(
+        users.filter((user) => user.id === userId).length,
+        `rows of user ${userId} among the users of company 2`,
+      ).toBe(1)
+      expect(users.length, 'users of company 2').toBe(ctx.expected.records('users', 2).length + 1)
+    })
+
+    it('of concurrent createPerson of one email in different cases exactly one succeeds; the others throw WriteConflict', async () => {
+      const emails = [
+        'Race.Winner@Example.com',
+        'race.winner@example.com',
+        'RACE.WINNER@EXAMPLE.COM',
+        'Race.Winner@example.COM',
+        'rACE.wINNER@eXAMPLE.cOM',
+        'race.WINNER@example.com',
+      ]
+      const results = await Promise.allSettled(
+        emails.map((email) =>
+          ctx.writes().transaction(async (tx) => {
+            await pause()
+            return tx.createPerson({ email, first_name: 'Race', last_name: 'Winner' }, WRITE_NOW)
+          }),
+        ),
+      )
+      const outcomes = results.map(describeOutcome)
+      expect(
+        {
+          succeeded: outcomes.filter((outcome) => outcome === 'resolved').length,
+          others: outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'WriteConflict'),
+        },
+        `${emails.length} concurrent createPerson of one email: ${outcomes.join(', ')}`,
+      ).toEqual({ succeeded: 1, others: [] })
+      const winner = results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<number> | undefined
+      const found = await ctx.writes().transaction((tx) => tx.findUserIdByEmail('race.winner@example.com'))
+      expect(found, 'findUserIdByEmail after the race: the winner').toBe(winner?.value)
+    })
+  },
+}

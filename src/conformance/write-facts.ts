@@ -1,0 +1,65 @@
+import type { Dataset } from '../seed/dataset.js'
+
+/**
+ * The `now` of the suite's writes: later than every instant of the fixture (the last is in
+ * December 2026), with milliseconds, so a column that drops them or a stale timestamp shows.
+ */
+export const WRITE_NOW = new Date('2027-02-03T04:05:06.789Z')
+
+/** `WRITE_NOW` plus `ms` milliseconds. */
+export function afterNow(ms: number): Date {
+  return new Date(WRITE_NOW.getTime() + ms)
+}
+
+/** What the write tests need to know about the fixture, derived from it (never hard-coded ids). */
+export interface WriteFacts {
+  /** Sorted ids of the companies the person is a member of. */
+  companiesOf(userId: number): number[]
+  /** An active person who is a member of companies 1 and 2. */
+  sharedUser: number
+  /** An active person who is a member of `companyId` only. */
+  exclusiveUser(companyId: number): number
+  /** The company's role ids, ascending. */
+  roleIds(companyId: number): number[]
+  /** The company's to-do list ids, ascending. */
+  listIds(companyId: number): number[]
+  /** A to-do of company 2 (for cross-company checks). */
+  todoOfCompany2: number
+  /** The largest person id of the fixture: created people must get larger ones. */
+  maxPersonId: number
+  /** The largest to-do id of the fixture, every company: inserted to-dos must get larger ones. */
+  maxTodoId: number
+  /** An id no row of any table has. */
+  unknownId: number
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`conformance suite bug: the fixture has no ${what}`)
+  return value
+}
+
+export function writeFacts(fixture: Dataset): WriteFacts {
+  const companiesOf = (userId: number) =>
+    fixture.memberships
+      .filter((membership) => membership.user_id === userId)
+      .map((membership) => membership.company_id)
+      .sort((a, b) => a - b)
+  const activePeople = fixture.people.filter((person) => person.active).map((person) => person.id)
+  const sameCompanies = (userId: number, companies: number[]) => companiesOf(userId).join(',') === companies.join(',')
+  const ids = (rows: ReadonlyArray<{ id: number; company_id: number }>, companyId: number) =>
+    rows.filter((row) => row.company_id === companyId).map((row) => row.id).sort((a, b) => a - b)
+  const allIds = Object.values(fixture).flatMap((rows: Array<{ id?: unknown }>) =>
+    rows.map((row) => row.id).filter((id): id is number => typeof id === 'number'),
+  )
+  return {
+    companiesOf,
+    sharedUser: required(activePeople.find((id) => sameCompanies(id, [1, 2])), 'active person in companies 1 and 2'),
+    exclusiveUser: (companyId) => required(activePeople.find((id) => sameCompanies(id, [companyId])), `active person of company ${companyId} only`),
+    roleIds: (companyId) => ids(fixture.roles, companyId),
+    listIds: (companyId) => ids(fixture.todoLists, companyId),
+    todoOfCompany2: required(ids(fixture.todos, 2)[0], 'to-do of company 2'),
+    maxPersonId: Math.max(...fixture.people.map((person) => person.id)),
+    maxTodoId: Math.max(...fixture.todos.map((todo) => todo.id)),
+    unknownId: Math.max(...allIds) + 1_000,
+  }
+}
