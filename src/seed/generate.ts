@@ -42,6 +42,7 @@ import type {
   ShiftRow,
   TodoListRow,
 } from './dataset.js'
+import { emptyDataset } from './dataset.js'
 
 export interface SeedOptions {
   /** Records of every list resource for company 1. An integer >= 40; default 40. */
@@ -294,20 +295,7 @@ export function generateDataset(options: SeedOptions = {}): Dataset {
     throw new RangeError(`seed scale must be an integer >= ${MIN_SCALE}, got ${String(scale)}`)
   }
 
-  const ds: Dataset = {
-    companies: [],
-    people: [],
-    memberships: [],
-    roles: [],
-    employees: [],
-    projects: [],
-    shifts: [],
-    absences: [],
-    expenses: [],
-    todoLists: [],
-    todos: [],
-    modules: [],
-  }
+  const ds = emptyDataset()
 
   for (const company of SEED_COMPANIES) {
     const created = BASE_MS - 90 * DAY_MS + company.id * MINUTE_MS

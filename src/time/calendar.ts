@@ -26,16 +26,6 @@ export function parseInstant(value: string): Date | null {
   }
 }
 
-/** Whether `timeZone` is an IANA zone name this runtime knows. */
-export function isTimeZone(timeZone: string): boolean {
-  try {
-    Temporal.Now.instant().toZonedDateTimeISO(timeZone)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /**
  * The first instant of `day` on the calendar of `timeZone`, DST included
  * (where midnight does not exist, the day starts at the first instant that does).
@@ -53,9 +43,4 @@ export function nextDay(day: Day): Day {
 /** The calendar day on which `instant` falls in `timeZone`. */
 export function companyDayOf(instant: Date, timeZone: string): Day {
   return Temporal.Instant.fromEpochMilliseconds(instant.getTime()).toZonedDateTimeISO(timeZone).toPlainDate().toString()
-}
-
-/** `[start of fromDay, start of the day after toDay)` in `timeZone`: a whole-day, both-ends-inclusive window. */
-export function companyDayWindow(fromDay: Day, toDay: Day, timeZone: string): { from: Date; before: Date } {
-  return { from: startOfCompanyDay(fromDay, timeZone), before: startOfCompanyDay(nextDay(toDay), timeZone) }
 }

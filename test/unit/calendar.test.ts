@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   companyDayOf,
-  companyDayWindow,
   isCalendarDay,
-  isTimeZone,
   nextDay,
   parseInstant,
   startOfCompanyDay,
@@ -38,16 +36,12 @@ describe('startOfCompanyDay', () => {
   })
 })
 
-describe('companyDayWindow and companyDayOf', () => {
-  it('covers whole days, both ends inclusive, as [from, before)', () => {
-    expect(companyDayWindow('2026-03-29', '2026-03-29', 'Europe/Rome')).toEqual({
-      from: new Date('2026-03-28T23:00:00.000Z'),
-      before: new Date('2026-03-29T22:00:00.000Z'),
-    })
-    expect(companyDayWindow('2026-03-07', '2026-03-08', 'America/New_York')).toEqual({
-      from: new Date('2026-03-07T05:00:00.000Z'),
-      before: new Date('2026-03-09T04:00:00.000Z'),
-    })
+describe('whole-day windows and companyDayOf', () => {
+  it('covers whole days, both ends inclusive, as [start of from, start of the day after to)', () => {
+    expect(startOfCompanyDay('2026-03-29', 'Europe/Rome')).toEqual(new Date('2026-03-28T23:00:00.000Z'))
+    expect(startOfCompanyDay(nextDay('2026-03-29'), 'Europe/Rome')).toEqual(new Date('2026-03-29T22:00:00.000Z'))
+    expect(startOfCompanyDay('2026-03-07', 'America/New_York')).toEqual(new Date('2026-03-07T05:00:00.000Z'))
+    expect(startOfCompanyDay(nextDay('2026-03-08'), 'America/New_York')).toEqual(new Date('2026-03-09T04:00:00.000Z'))
   })
 
   it.each([
@@ -136,11 +130,3 @@ describe('parseInstant', () => {
   })
 })
 
-describe('isTimeZone', () => {
-  it('knows IANA zones and refuses others', () => {
-    expect(isTimeZone('Europe/Rome')).toBe(true)
-    expect(isTimeZone('America/New_York')).toBe(true)
-    expect(isTimeZone('Mars/Olympus_Mons')).toBe(false)
-    expect(isTimeZone('')).toBe(false)
-  })
-})
