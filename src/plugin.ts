@@ -53,9 +53,9 @@ declare module 'fastify' {
  * the strict validator and the auth hook apply to our routes only, never to the host's.
  */
 const routes = fp(
-  async (app: FastifyInstance, options: WorkforceApiOptions & { verifier: KeyVerifier }) => {
-    const { storage, verifier } = options
-    const moduleActive = cachedModuleCheck(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, options.clock ?? systemClock)
+  async (app: FastifyInstance, options: WorkforceApiOptions & { verifier: KeyVerifier; clock: Clock }) => {
+    const { storage, verifier, clock } = options
+    const moduleActive = cachedModuleCheck(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, clock)
 
     app.setValidatorCompiler(createValidatorCompiler())
     app.setErrorHandler(handleError)
@@ -90,7 +90,6 @@ const routes = fp(
     registerReadRoutes(app, storage, companyOf, todos)
 
     if (options.writes !== undefined && options.idempotency !== undefined) {
-      const clock = options.clock ?? systemClock
       const timings = options.idempotencyOptions ?? {}
       // After auth (onRequest) and before validation: see registerIdempotency.
       registerIdempotency(app, {
@@ -102,7 +101,7 @@ const routes = fp(
         purgeBatch: timings.purgeBatch ?? IDEMPOTENCY_PURGE_BATCH,
       })
       const prefix = options.prefix ?? ''
-      const context: WriteRouteContext = { writes: options.writes, clock, companyOf, locationOf: (_request, path) => `${prefix}${path}` }
+      const context: WriteRouteContext = { writes: options.writes, clock, companyOf, locationOf: (path) => `${prefix}${path}` }
       registerUserWrites(app, context, options.invites ?? loggingInviteSender(app))
       registerTodoWrites(app, context)
     }
@@ -122,7 +121,7 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
     onTouchError: (error) => app.log.warn({ err: error }, 'workforce-api: could not record key use'),
   })
   app.decorate('workforceApi', { keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)) })
-  await app.register(routes, { ...options, verifier, prefix: options.prefix ?? '' })
+  await app.register(routes, { ...options, verifier, clock, prefix: options.prefix ?? '' })
 }
 
 /**

@@ -191,7 +191,7 @@ export function registerTodoWrites(app: FastifyInstance, context: WriteRouteCont
         return {
           status: 201,
           body: { data: renderTodo(todo) },
-          headers: { location: context.locationOf(request, `/v1/todos/${todo.id}`) },
+          headers: { location: context.locationOf(`/v1/todos/${todo.id}`) },
         }
       })
     },

@@ -80,7 +80,7 @@ export interface WriteRouteContext {
   clock: Clock
   companyOf(request: FastifyRequest): number
   /** Public path of a resource, for `Location` headers. */
-  locationOf(request: FastifyRequest, path: string): string
+  locationOf(path: string): string
 }
 
 export function registerUserWrites(app: FastifyInstance, context: WriteRouteContext, invites: InviteSender): void {
@@ -98,7 +98,7 @@ export function registerUserWrites(app: FastifyInstance, context: WriteRouteCont
         return {
           status: 201,
           body: { data: renderUser(user) },
-          headers: { location: context.locationOf(request, `/v1/users/${user.id}`) },
+          headers: { location: context.locationOf(`/v1/users/${user.id}`) },
           afterCommit: input.send_invite
             ? () => invites.sendInvite({ companyId, userId: user.id, email: user.email, firstName: user.first_name, lastName: user.last_name })
             : undefined,
