@@ -19,7 +19,6 @@ interface CachedKey {
   digest: Buffer
   usable: boolean
   expiresAt: number | null
-  lastTouchedAt: number
 }
 
 /** Cached "no such key", so a flood of unknown ids costs one lookup each per TTL, within `max`. */
@@ -45,24 +44,34 @@ export class KeyVerifier {
   readonly #keyStore: KeyStore
   readonly #clock: Clock
   readonly #cache: LRUCache<string, CachedKey | typeof UNKNOWN>
-  readonly #lastUsedThrottleMs: number
   readonly #onTouchError: (error: unknown) => void
   readonly #cacheEnabled: boolean
+  /**
+   * Keys whose use was recorded within `lastUsedThrottleMs`. Kept apart from the key cache so
+   * the throttle holds when the cache is off (ttl 0) or has evicted the key; bounded alike.
+   */
+  readonly #touched: LRUCache<string, true>
 
   constructor(options: KeyVerifierOptions) {
     this.#keyStore = options.keyStore
     this.#clock = options.clock
-    this.#lastUsedThrottleMs = options.lastUsedThrottleMs ?? LAST_USED_THROTTLE_MS
     this.#onTouchError = options.onTouchError ?? (() => {})
     const ttl = options.cacheTtlMs ?? KEY_CACHE_TTL_MS
     // lru-cache reads ttl 0 as "never expires"; for us 0 means "do not cache".
     this.#cacheEnabled = ttl > 0
+    const perf = { now: () => this.#clock.now() }
+    this.#touched = new LRUCache({
+      max: options.cacheMax ?? KEY_CACHE_MAX,
+      ttl: Math.max(options.lastUsedThrottleMs ?? LAST_USED_THROTTLE_MS, 1),
+      perf,
+      ttlResolution: 0,
+    })
     this.#cache = new LRUCache({
       max: options.cacheMax ?? KEY_CACHE_MAX,
       ttl: Math.max(ttl, 1),
       // Ages come from the injected clock, read on every check (lru-cache otherwise reuses
       // a reading for up to 1 ms), so a revoked-elsewhere key never outlives the TTL.
-      perf: { now: () => this.#clock.now() },
+      perf,
       ttlResolution: 0,
     })
   }
@@ -95,7 +104,6 @@ export class KeyVerifier {
             digest: Buffer.from(record.secret_hash, 'hex'),
             usable: record.state === 'active',
             expiresAt: record.expires_at === null ? null : record.expires_at.getTime(),
-            lastTouchedAt: Number.NEGATIVE_INFINITY,
           }
     if (this.#cacheEnabled) this.#cache.set(keyId, entry)
     return entry
@@ -103,8 +111,8 @@ export class KeyVerifier {
 
   #touch(entry: CachedKey, now: number): void {
     const touch = this.#keyStore.touchLastUsed
-    if (touch === undefined || now - entry.lastTouchedAt < this.#lastUsedThrottleMs) return
-    entry.lastTouchedAt = now
+    if (touch === undefined || this.#touched.has(entry.auth.keyId)) return
+    this.#touched.set(entry.auth.keyId, true)
     touch.call(this.#keyStore, entry.auth.keyId, new Date(now)).catch(this.#onTouchError)
   }
 }

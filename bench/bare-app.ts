@@ -1,0 +1,100 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import { openSqliteDatabase } from '../adapters/sqlite/sqlite-database.js'
+
+export const BARE_USERS_PATH = '/bare/users'
+
+/**
+ * The exact SQL the plugin's SQLite adapter compiles for `GET /v1/users` without filters
+ * (Kysely's output, copied verbatim). The benchmark checks at start-up that the plugin
+ * really prepares these two strings, so the baseline cannot drift from what it is compared with.
+ */
+export const USERS_PAGE_SQL =
+  'select "m"."user_id" as "id", "u"."email", "u"."first_name", "u"."last_name", "u"."active", "m"."role_ids", "m"."created_at", "m"."updated_at" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ? order by "m"."user_id" limit ? offset ?'
+export const USERS_COUNT_SQL =
+  'select count(*) as "total" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ?'
+
+interface UserRow {
+  id: number
+  email: string
+  first_name: string
+  last_name: string
+  active: number
+  role_ids: string
+  created_at: number
+  updated_at: number
+}
+
+// Written out by hand, not imported from src/, so a field the plugin adds or drops shows up
+// as a body mismatch at start-up instead of silently changing both sides.
+const id = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const
+const timestamp = { type: 'string', format: 'date-time' } as const
+const integer = { type: 'integer' } as const
+const listEnvelope = {
+  type: 'object',
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id,
+          email: { type: 'string' },
+          first_name: { type: 'string' },
+          last_name: { type: 'string' },
+          active: { type: 'boolean' },
+          role_ids: { type: 'array', items: id },
+          created_at: timestamp,
+          updated_at: timestamp,
+        },
+        required: ['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'created_at', 'updated_at'],
+      },
+    },
+    pagination: {
+      type: 'object',
+      properties: { page: integer, per_page: integer, total: integer, total_pages: integer },
+      required: ['page', 'per_page', 'total', 'total_pages'],
+    },
+  },
+  required: ['data', 'pagination'],
+} as const
+const pageQuery = {
+  type: 'object',
+  properties: {
+    page: { type: 'integer', minimum: 1, default: 1 },
+    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+  },
+} as const
+
+/**
+ * The baseline: what a hand-written route over the same data would do. No auth, no scope or
+ * module check, the tenant fixed to `companyId`; the same two statements, prepared once with
+ * better-sqlite3 on a connection opened with the adapter's settings (WAL, synchronous
+ * NORMAL), the same row-to-wire conversion, and a response schema for fast serialization.
+ */
+export async function buildBareApp(filename: string, companyId: number): Promise<{ app: FastifyInstance; close(): void }> {
+  const database = openSqliteDatabase(filename)
+  const pageStatement = database.prepare<[number, number, number], UserRow>(USERS_PAGE_SQL)
+  const countStatement = database.prepare<[number], { total: number }>(USERS_COUNT_SQL)
+
+  const app = Fastify({ logger: false })
+  app.get(BARE_USERS_PATH, { schema: { querystring: pageQuery, response: { 200: listEnvelope } } }, async (request) => {
+    const { page, per_page: perPage } = request.query as { page: number; per_page: number }
+    const rows = pageStatement.all(companyId, perPage, (page - 1) * perPage)
+    const total = countStatement.get(companyId)?.total ?? 0
+    return {
+      data: rows.map((row) => ({
+        id: row.id,
+        email: row.email,
+        first_name: row.first_name,
+        last_name: row.last_name,
+        active: row.active === 1,
+        role_ids: JSON.parse(row.role_ids) as number[],
+        created_at: new Date(row.created_at).toISOString(),
+        updated_at: new Date(row.updated_at).toISOString(),
+      })),
+      pagination: { page, per_page: perPage, total, total_pages: Math.ceil(total / perPage) },
+    }
+  })
+  await app.ready()
+  return { app, close: () => database.close() }
+}

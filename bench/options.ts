@@ -1,0 +1,91 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --scale <n>          users (and rows of every resource) in company 1        [100000]
+  --companies <ids>    companies whose user list is compared, comma-separated  [1,2]
+                       (the seed gives company 2 exactly 45 users)
+  --duration <s>       seconds of measured load per round and target           [10]
+  --warmup <s>         seconds of unmeasured load before each measured round   [2]
+  --rounds <n>         A/B rounds (plugin, bare, plugin, bare, ...)            [2]
+  --connections <n>    concurrent autocannon connections                      [20]
+  --per-page <n>       per_page of the listed page                             [25]
+  --key-time <ms>      measured time per key-verification case                 [1000]
+  --only <http|keys>   run one part only
+  --profile            also write a CPU profile of the plugin server and summarise it
+  --cache-dir <dir>    where seeded SQLite files are cached  [$TMPDIR/fastify-workforce-api-bench]
+  --rebuild            reseed the cached file for this scale
+  --json <file>        also write every figure as JSON
+  --help`
+
+export interface BenchOptions {
+  scale: number
+  companies: number[]
+  durationS: number
+  warmupS: number
+  rounds: number
+  connections: number
+  perPage: number
+  keyTimeMs: number
+  http: boolean
+  keys: boolean
+  profile: boolean
+  cacheDir: string
+  rebuild: boolean
+  json: string | undefined
+  help: boolean
+}
+
+/** Parses `process.argv`; throws a `TypeError` naming the option on a bad value. */
+export function parseBenchOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      scale: { type: 'string', default: '100000' },
+      companies: { type: 'string', default: '1,2' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '20' },
+      'per-page': { type: 'string', default: '25' },
+      'key-time': { type: 'string', default: '1000' },
+      only: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      'cache-dir': { type: 'string', default: join(tmpdir(), 'fastify-workforce-api-bench') },
+      rebuild: { type: 'boolean', default: false },
+      json: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  })
+  if (values.only !== undefined && values.only !== 'http' && values.only !== 'keys') {
+    throw new TypeError('--only must be "http" or "keys"')
+  }
+  return {
+    scale: integer('--scale', values.scale, 40),
+    companies: values.companies.split(',').map((id) => integer('--companies', id.trim(), 1)),
+    durationS: integer('--duration', values.duration, 1),
+    warmupS: integer('--warmup', values.warmup, 0),
+    rounds: integer('--rounds', values.rounds, 1),
+    connections: integer('--connections', values.connections, 1),
+    perPage: integer('--per-page', values['per-page'], 1, 100),
+    keyTimeMs: integer('--key-time', values['key-time'], 10),
+    http: values.only !== 'keys',
+    keys: values.only !== 'http',
+    profile: values.profile,
+    cacheDir: values['cache-dir'],
+    rebuild: values.rebuild,
+    json: values.json,
+    help: values.help,
+  }
+}
+
+function integer(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new TypeError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return value
+}

@@ -1,0 +1,58 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import { openSqliteAdapter } from '../adapters/sqlite/index.js'
+import { workforceApi } from '../src/plugin.js'
+
+export const PLUGIN_PREFIX = '/api/public'
+export const PLUGIN_USERS_PATH = `${PLUGIN_PREFIX}/v1/users`
+
+export interface PluginApp {
+  app: FastifyInstance
+  /** Headers every benchmark request sends: a freshly created key of `companyId`, scope `all`. */
+  headers: Record<string, string>
+  /** Every SQL string the adapter prepared while serving one warm-up request. */
+  preparedSql: string[]
+  close(): Promise<void>
+}
+
+/**
+ * The plugin exactly as a host would mount it over the SQLite adapter (default options: key
+ * cache on, module cache on), plus one key for the benchmark.
+ */
+export async function buildPluginApp(filename: string, companyId: number, probeUrl: string): Promise<PluginApp> {
+  const adapter = await openSqliteAdapter({ filename, migrate: false })
+  const app = Fastify({ logger: false })
+  const { storage, keyStore, modules } = adapter
+  await app.register(workforceApi, { prefix: PLUGIN_PREFIX, storage, keyStore, modules })
+  await app.ready()
+  const { key } = await app.workforceApi.keys.create({ companyId, scopes: ['all'], name: 'benchmark' })
+  const headers = { 'x-api-key': key }
+
+  // Record what the adapter prepares for one request, then put better-sqlite3 back untouched,
+  // so the measured requests run without this instrumentation.
+  const seen = new Set<string>()
+  const { database } = adapter
+  const prepare = database.prepare
+  database.prepare = ((sql: string) => {
+    seen.add(sql)
+    return prepare.call(database, sql)
+  }) as typeof database.prepare
+  try {
+    const response = await app.inject({ method: 'GET', url: probeUrl, headers })
+    if (response.statusCode !== 200) {
+      throw new Error(`plugin probe ${probeUrl} answered ${response.statusCode}: ${response.body}`)
+    }
+  } finally {
+    // Drop the own property so lookups reach better-sqlite3's prototype method again.
+    delete (database as { prepare?: unknown }).prepare
+  }
+
+  return {
+    app,
+    headers,
+    preparedSql: [...seen],
+    async close() {
+      await app.close()
+      await adapter.close()
+    },
+  }
+}
