@@ -11,7 +11,7 @@ export const BARE_USERS_PATH = '/bare/users'
 export const USERS_PAGE_SQL =
   'select "m"."user_id" as "id", "u"."email", "u"."first_name", "u"."last_name", "u"."active", "m"."role_ids", "m"."created_at", "m"."updated_at" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ? order by "m"."user_id" limit ? offset ?'
 export const USERS_COUNT_SQL =
-  'select count(*) as "total" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ?'
+  'select count(*) as "total" from "wfa_memberships" as "m" where "m"."company_id" = ?'
 
 interface UserRow {
   id: number

@@ -65,16 +65,19 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
     const shape = present.join(',')
     let statements = this.#byShape.get(shape)
     if (statements === undefined) {
-      let filtered = this.query.from(this.db)
-      for (const name of present) filtered = this.query.filters[name].where(filtered)
+      const filters = present.map((name) => this.query.filters[name])
+      const narrow = (query: ReturnType<typeof this.query.from>) => filters.reduce((q, filter) => filter.where(q), query)
+      const filtered = narrow(this.query.from(this.db))
+      const { countFrom } = this.query
+      const counted = countFrom !== undefined && !filters.some((filter) => filter.joined === true) ? narrow(countFrom(this.db)) : filtered
       // With a time range, `ORDER BY id + 0` keeps the planner off the id index: walking id
       // order to find a recent week skipped ~1M rows (105 ms) where the range index plus a
       // top-25 sort takes 0.5 ms. Without one, id order is the fast path (docs/benchmarks-postgres.md).
-      const ranged = present.some((name) => this.query.filters[name].range === true)
+      const ranged = filters.some((filter) => filter.range === true)
       const order = ranged ? sql`${sql.ref(this.query.id)} + 0` : sql.ref(this.query.id)
       statements = {
         page: prepare(this.query.select(filtered).orderBy(order).limit(param('limit')).offset(param('offset'))),
-        count: prepare(filtered.select((eb) => eb.fn.countAll().as('total'))),
+        count: prepare(counted.select((eb) => eb.fn.countAll().as('total'))),
       }
       this.#byShape.set(shape, statements)
     }
