@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { expect, it } from 'vitest'
+import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+
+// The built CLI against a real Postgres database (`--db postgres://…`), as an operator runs it.
+const CLI = join(import.meta.dirname, '../../dist/cli.js')
+const run = promisify(execFile)
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args])
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string }
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
+  }
+}
+
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
+
+describePostgres('workforce-api CLI on Postgres', () => {
+  const database = useTestDatabase()
+
+  it('seeds, manages keys and modules with --db postgres://', async () => {
+    const db = database.current.url
+    const seeded = await cli('seed', '--db', db, '--json')
+    expect(seeded.code, seeded.stderr).toBe(0)
+    expect(lastJson(seeded.stdout).companies.map((c: { id: number }) => c.id)).toEqual([1, 2, 3])
+
+    const again = await cli('seed', '--db', db)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('already holds seed data')
+
+    const created = await cli('keys', 'create', '--db', db, '--company', '2', '--scopes', 'users:read', '--json')
+    expect(created.code, created.stderr).toBe(0)
+    const { key_id } = lastJson(created.stdout)
+    const revoked = await cli('keys', 'revoke', '--db', db, '--key-id', key_id, '--json')
+    expect(lastJson(revoked.stdout).key).toMatchObject({ key_id, state: 'revoked', company_id: 2 })
+    const listed = await cli('keys', 'list', '--db', db, '--company', '2', '--json')
+    expect(lastJson(listed.stdout).keys.map((k: { key_id: string }) => k.key_id)).toEqual([key_id])
+
+    const modules = await cli('modules', 'set', '--db', db, '--company', '3', '--module', 'todo', '--active', 'true', '--json')
+    expect(lastJson(modules.stdout)).toEqual({ company_id: 3, module: 'todo', active: true })
+  })
+})
