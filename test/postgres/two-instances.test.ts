@@ -39,6 +39,11 @@ describePostgres('two app instances on one Postgres', () => {
     }
   })
 
+  const totalTodos = async (url: string, key: string) => {
+    const body = (await (await fetch(`${url}/todos?per_page=1`, { headers: { 'x-api-key': key } })).json()) as { pagination: { total: number } }
+    return body.pagination.total
+  }
+
   const instance = (index: number) => {
     const found = instances[index]
     if (found === undefined) throw new Error(`instance ${index} did not start`)
@@ -50,7 +55,7 @@ describePostgres('two app instances on one Postgres', () => {
     const { key } = await a.app.workforceApi.keys.create({ companyId: 1, scopes: ['all'] })
     const headers = { authorization: `Bearer ${key}`, 'idempotency-key': 'two-instances-1', 'content-type': 'application/json' }
     const body = JSON.stringify({ title: 'Inspect the crane', list_id: 1, assignee_group_id: 1 })
-    const totalBefore = (await (await fetch(`${b.url}/todos?per_page=1`, { headers: { 'x-api-key': key } })).json()).pagination.total
+    const totalBefore = await totalTodos(b.url, key)
 
     const responses = await Promise.all(
       Array.from({ length: 16 }, (_, i) => fetch(`${(i % 2 === 0 ? a : b).url}/todos`, { method: 'POST', headers, body })),
@@ -70,7 +75,7 @@ describePostgres('two app instances on one Postgres', () => {
     expect(retry.headers.get('idempotent-replay')).toBe('true')
     expect(await retry.text()).toBe(executed[0]?.body)
 
-    const totalAfter = (await (await fetch(`${a.url}/todos?per_page=1`, { headers: { 'x-api-key': key } })).json()).pagination.total
+    const totalAfter = await totalTodos(a.url, key)
     expect(totalAfter).toBe(totalBefore + 1)
     const events = (await readChangeEvents(a.adapter)).filter((event) => event.type === 'todos.created' && event.resource_id === created.id)
     expect(events).toHaveLength(1)
