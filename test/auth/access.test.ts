@@ -2,21 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
 import { build, type TestApp } from '../helpers/build.js'
 import { expectedList, LIST_RESOURCES, SCOPE_OF, type ListResource } from '../http/support/expected.js'
+import { SPEC_SCOPES } from '../helpers/spec-scopes.js'
 
-/** Every scope of spec 5, written out from the spec's table. */
-const SPEC_SCOPES = [
-  'users:read',
-  'users:write',
-  'employees:read',
-  'roles:read',
-  'company:read',
-  'projects:read',
-  'shifts:read',
-  'absences:read',
-  'expenses:read',
-  'todos:read',
-  'todos:write',
-]
 
 /** The platform module of each read resource (spec 5 table). */
 const MODULE_OF: Record<ListResource | 'company', 'core' | 'projects' | 'todo'> = {

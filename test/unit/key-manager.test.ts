@@ -2,21 +2,8 @@ import { createHash } from 'node:crypto'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { MemoryKeyStore } from '../../adapters/memory/memory-key-store.js'
 import { KeyManagementError, KeyManager, normaliseScopes } from '../../src/keys/key-manager.js'
+import { SPEC_SCOPES } from '../helpers/spec-scopes.js'
 
-/** Every scope of spec 5, in the spec's table order. */
-const SPEC_SCOPES = [
-  'users:read',
-  'users:write',
-  'employees:read',
-  'roles:read',
-  'company:read',
-  'projects:read',
-  'shifts:read',
-  'absences:read',
-  'expenses:read',
-  'todos:read',
-  'todos:write',
-]
 
 const INFO_KEYS = ['company_id', 'created_at', 'expires_at', 'key_id', 'last_used_at', 'name', 'scopes', 'state']
 

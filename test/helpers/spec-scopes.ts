@@ -1,0 +1,14 @@
+/** Every scope of spec section 5, written out from the spec's table (not from our code). */
+export const SPEC_SCOPES = [
+  'users:read',
+  'users:write',
+  'employees:read',
+  'roles:read',
+  'company:read',
+  'projects:read',
+  'shifts:read',
+  'absences:read',
+  'expenses:read',
+  'todos:read',
+  'todos:write',
+]
