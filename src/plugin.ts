@@ -5,6 +5,7 @@ import { presentedKey } from './auth/api-key.js'
 import { KeyVerifier, type AuthenticatedKey } from './auth/key-verifier.js'
 import { ForbiddenError, UnauthorizedError } from './errors.js'
 import { handleError, handleNotFound } from './http/error-handler.js'
+import { withHook } from './http/route-hooks.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, type WorkforceApiOptions } from './options.js'
@@ -20,7 +21,7 @@ import { roles } from './resources/roles.js'
 import { shifts } from './resources/shifts.js'
 import { todos } from './resources/todos.js'
 import { users } from './resources/users.js'
-import { SCOPE_MODULES } from './scopes.js'
+import { SCOPE_MODULES, type Scope } from './scopes.js'
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_PURGE_BATCH,
@@ -65,17 +66,20 @@ const routes = fp(
     app.removeContentTypeParser('text/plain')
 
     // HTTP → auth (key → company, scopes) → scope/module check → handler (style.md).
-    app.addHook('onRequest', async (request) => {
-      const access = request.routeOptions.config as Partial<RouteAccess>
-      if (access.scope === undefined) return // our 404 handler: nothing to protect
+    // Each route declares its scope once, in `config`; routes without one (our 404) are open.
+    const authenticate = (scope: Scope) => async (request: FastifyRequest) => {
       const auth = await verifier.verify(presentedKey(request.headers))
       if (auth === null) throw new UnauthorizedError()
-      if (!auth.scopes.has(access.scope)) throw new ForbiddenError(`This API key lacks the ${access.scope} scope`)
-      const module = SCOPE_MODULES[access.scope]
+      if (!auth.scopes.has(scope)) throw new ForbiddenError(`This API key lacks the ${scope} scope`)
+      const module = SCOPE_MODULES[scope]
       if (!(await moduleActive(auth.companyId, module))) {
         throw new ForbiddenError(`The ${module} module is not active for this company`)
       }
       request.workforceAuth = auth
+    }
+    app.addHook('onRoute', (route) => {
+      const scope = (route.config as Partial<RouteAccess> | undefined)?.scope
+      if (scope !== undefined) route.onRequest = withHook(route.onRequest, authenticate(scope), 'first')
     })
 
     const companyOf = (request: FastifyRequest) => (request.workforceAuth as AuthenticatedKey).companyId

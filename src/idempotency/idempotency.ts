@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConflictError, ValidationError } from '../errors.js'
+import { withHook } from '../http/route-hooks.js'
 import type { Clock } from '../ports/clock.js'
 import type { IdempotencyStore, StoredResponse } from '../ports/idempotency-store.js'
 import type { RouteAccess } from '../resources/read-routes.js'
@@ -53,11 +54,10 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
   const { store, clock } = settings
   app.decorateRequest('idempotency', null)
 
-  app.addHook('preValidation', async (request, reply) => {
+  const claim = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
     const authorization = request.headers.authorization
-    if (header === undefined || !MUTATING.has(request.method)) return
-    if ((request.routeOptions.config as Partial<RouteAccess>).scope === undefined) return
+    if (header === undefined) return
     // Only a key sent as Authorization: Bearer scopes a slot; with X-Api-Key the header is ignored.
     if (typeof authorization !== 'string' || !BEARER.test(authorization)) return
     if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
@@ -89,9 +89,9 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
           { field: 'Idempotency-Key', message: 'was already used for a different request (method, path or body)' },
         ])
     }
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const attempt = request.idempotency
     if (attempt === null || attempt.completed) return payload
     attempt.completed = true
@@ -107,6 +107,14 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
       request.log.error({ err: error, reqId: request.id }, 'workforce-api: could not record the idempotent response')
     }
     return payload
+  }
+
+  // Only the API's mutating routes carry these hooks (spec 4.4); GETs never run them.
+  app.addHook('onRoute', (route) => {
+    const mutating = [route.method].flat().some((method) => MUTATING.has(method))
+    if (!mutating || (route.config as Partial<RouteAccess> | undefined)?.scope === undefined) return
+    route.preValidation = withHook(route.preValidation, claim, 'first')
+    route.onSend = withHook(route.onSend, record, 'last')
   })
 
   let timer: NodeJS.Timeout | undefined
