@@ -20,3 +20,6 @@ export function Nullable<T extends TSchema>(schema: T) {
 }
 
 export const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
+
+/** The query of an endpoint that takes no parameters: any parameter is a 422, not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false })

@@ -34,11 +34,30 @@ export function createValidatorCompiler(): FastifySchemaCompiler<JsonSchema> {
     const coerce = httpPart === 'querystring' || httpPart === 'params'
     return (data: unknown) => {
       const value = coerce ? coerceStrings(schema, data) : data
-      if (validate(value)) return { value }
+      if (validate(value)) {
+        const unstorable = unstorableText(value, '')
+        return unstorable.length === 0 ? { value } : { error: new ValidationError(unstorable) }
+      }
       if (httpPart === 'params') return { error: new NotFoundError('Resource not found') }
       return { error: new ValidationError(toDetails(validate, httpPart)) }
     }
   }
+}
+
+/**
+ * Strings no database can keep as sent: a NUL character (Postgres text refuses it) or an
+ * unpaired surrogate (UTF-8 storage replaces it). Refused with a 422 rather than a 500, or
+ * text silently changed. Runs on values the schema already accepted, so depth is bounded.
+ */
+function unstorableText(value: unknown, path: string): ErrorDetail[] {
+  if (typeof value === 'string') {
+    const wellFormed = (value as string & { isWellFormed(): boolean }).isWellFormed()
+    return value.includes('\u0000') || !wellFormed
+      ? [{ field: path === '' ? 'body' : path, message: 'must not contain NUL characters or unpaired surrogates' }]
+      : []
+  }
+  if (value === null || typeof value !== 'object') return []
+  return Object.entries(value).flatMap(([key, child]) => unstorableText(child, path === '' ? key : `${path}.${key}`))
 }
 
 const INTEGER = /^-?(0|[1-9]\d*)$/
@@ -47,7 +66,8 @@ const BOOLEANS: Record<string, boolean> = { true: true, false: false }
 /** Converts the string values of a flat object to the types its schema declares, strictly. */
 function coerceStrings(schema: JsonSchema, data: unknown): unknown {
   if (data === null || typeof data !== 'object') return data ?? {}
-  const out: Record<string, unknown> = {}
+  // No prototype: a parameter named `__proto__` must stay a parameter (and be rejected as unknown).
+  const out: Record<string, unknown> = Object.create(null)
   for (const [key, raw] of Object.entries(data)) {
     const type = schema.properties?.[key]?.type
     let value: unknown = raw

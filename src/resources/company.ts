@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { NotFoundError } from '../errors.js'
 import { ItemEnvelope } from '../http/pagination.js'
-import { Id, Timestamp } from '../http/schema.js'
+import { Id, NoQuery, Timestamp } from '../http/schema.js'
 import type { Storage } from '../ports/storage.js'
 import type { CompanyRecord } from '../records.js'
 import { timestamp, type RouteAccess } from './read-routes.js'
@@ -33,7 +33,7 @@ export function registerCompanyRoute(app: FastifyInstance, storage: Storage, com
   const config: RouteAccess = { scope: 'company:read' }
   app.get(
     '/v1/company',
-    { schema: { querystring: Type.Object({}, { additionalProperties: false }), response: { 200: ItemEnvelope(Company) } }, config },
+    { schema: { querystring: NoQuery, response: { 200: ItemEnvelope(Company) } }, config },
     async (request) => {
       const company = await storage.company(companyOf(request))
       if (company === null) throw new NotFoundError('Company not found')

@@ -1,11 +1,19 @@
 import { Temporal } from '@js-temporal/polyfill'
 import type { Day } from '../records.js'
 
-const DAY_SHAPE = /^\d{4}-\d{2}-\d{2}$/
+const DAY_SHAPE = /^(?!0000)\d{4}-\d{2}-\d{2}$/
 /** ISO 8601 instant with an explicit offset: an unencoded `+` arrives as a space and fails here. */
 const INSTANT_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
 
-/** Whether `value` is `YYYY-MM-DD` and names a day that exists (no 2026-02-30). */
+/**
+ * The instants the API accepts and stores: years 0001 to 9999 in UTC, the range every
+ * database and the `YYYY-MM-DDTHH:mm:ss.sssZ` wire format share (year 0000 or 10000 would
+ * render as `-000001-…`/`+010000-…` and Postgres rejects both).
+ */
+export const MIN_INSTANT_MS = Date.parse('0001-01-01T00:00:00.000Z')
+export const MAX_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z')
+
+/** Whether `value` is `YYYY-MM-DD` (years 0001–9999) and names a day that exists (no 2026-02-30). */
 export function isCalendarDay(value: string): boolean {
   if (!DAY_SHAPE.test(value)) return false
   try {
@@ -16,11 +24,15 @@ export function isCalendarDay(value: string): boolean {
   }
 }
 
-/** Parses an ISO 8601 instant with offset or `Z`, or returns `null`. Sub-millisecond digits are truncated. */
+/**
+ * Parses an ISO 8601 instant with offset or `Z`, or returns `null` — also for one outside
+ * `MIN_INSTANT_MS`…`MAX_INSTANT_MS` once in UTC. Sub-millisecond digits are truncated.
+ */
 export function parseInstant(value: string): Date | null {
   if (!INSTANT_SHAPE.test(value)) return null
   try {
-    return new Date(Temporal.Instant.from(value).epochMilliseconds)
+    const ms = Temporal.Instant.from(value).epochMilliseconds
+    return ms < MIN_INSTANT_MS || ms > MAX_INSTANT_MS ? null : new Date(ms)
   } catch {
     return null
   }
@@ -28,11 +40,14 @@ export function parseInstant(value: string): Date | null {
 
 /**
  * The first instant of `day` on the calendar of `timeZone`, DST included
- * (where midnight does not exist, the day starts at the first instant that does).
+ * (where midnight does not exist, the day starts at the first instant that does),
+ * within `MIN_INSTANT_MS`…`MAX_INSTANT_MS`.
  */
 export function startOfCompanyDay(day: Day, timeZone: string): Date {
   const start = Temporal.PlainDate.from(day).toZonedDateTime({ timeZone })
-  return new Date(start.epochMilliseconds)
+  // The day after 9999-12-31, or 0001-01-01 east of UTC, falls outside what can be stored;
+  // clamp, so `date_to=9999-12-31` stays a valid open end in every zone.
+  return new Date(Math.min(Math.max(start.epochMilliseconds, MIN_INSTANT_MS), MAX_INSTANT_MS))
 }
 
 /** The day after `day`. */

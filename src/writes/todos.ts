@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js'
 import { ItemEnvelope } from '../http/pagination.js'
-import { Id, IdParams, Nullable, StringEnum } from '../http/schema.js'
+import { Id, IdParams, NoQuery, Nullable, StringEnum } from '../http/schema.js'
 import type { TodoFields, WriteTransaction } from '../ports/write-storage.js'
 import { TODO_PRIORITIES, TODO_STATUSES, type TodoRecord, type TodoStatus } from '../records.js'
 import type { RouteAccess } from '../resources/read-routes.js'
@@ -183,7 +183,7 @@ export function registerTodoWrites(app: FastifyInstance, context: WriteRouteCont
 
   app.post(
     '/v1/todos',
-    { schema: { body: CreateTodoBody, response: { 201: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
+    { schema: { querystring: NoQuery, body: CreateTodoBody, response: { 201: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
     async (request, reply) => {
       const companyId = companyOf(request)
       return commitWrite(request, reply, writes, clock, async (tx, now) => {
@@ -199,7 +199,7 @@ export function registerTodoWrites(app: FastifyInstance, context: WriteRouteCont
 
   app.patch(
     '/v1/todos/:id',
-    { schema: { params: IdParams, body: PatchTodoBody, response: { 200: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
+    { schema: { querystring: NoQuery, params: IdParams, body: PatchTodoBody, response: { 200: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
     async (request, reply) => {
       const { id } = request.params as Static<typeof IdParams>
       const companyId = companyOf(request)
