@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
-import { LOG_REDACT_PATHS, workforceApi } from '../../src/index.js'
+import { LOG_REDACT_PATHS, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
 import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
 
 const directory = join(process.cwd(), '.example')
@@ -20,7 +20,7 @@ if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) === null) {
   console.log(`Seeded ${join(directory, 'workforce-demo.db')} with demo data`)
 }
 
-const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS } })
+const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS }, frameworkErrors: workforceFrameworkErrors })
 await app.register(workforceApi, {
   prefix: '/api/public',
   storage: adapter.storage,

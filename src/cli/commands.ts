@@ -1,5 +1,6 @@
 import Fastify from 'fastify'
 import { KeyManagementError, KeyManager, type ApiKeyInfo } from '../keys/key-manager.js'
+import { workforceFrameworkErrors } from '../http/error-handler.js'
 import { LOG_REDACT_PATHS } from '../logging.js'
 import { workforceApi } from '../plugin.js'
 import { systemClock } from '../ports/clock.js'
@@ -151,7 +152,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
     throw new CliError(`--port must be an integer from 0 to 65535, got "${flags.port}"`, 2)
   }
   const adapter = await openAdapter(db)
-  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS } })
+  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, frameworkErrors: workforceFrameworkErrors })
   try {
     await app.register(workforceApi, {
       prefix: '/api/public',

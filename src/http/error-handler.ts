@@ -36,3 +36,16 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {
   reply.code(404).send(errorEnvelope('not_found', `No route ${request.method} ${request.url.split('?')[0]}`, 404))
 }
+
+/**
+ * For the host's `Fastify({ frameworkErrors })`: errors Fastify raises before any route or
+ * plugin runs (a malformed percent-encoded URL) in the same envelope. A plugin cannot set
+ * this option; the CLI server and the example do.
+ *
+ * @example
+ * const app = Fastify({ frameworkErrors: workforceFrameworkErrors })
+ */
+export function workforceFrameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
+  reply.code(status).send(errorEnvelope(STATUS_CODES[status] ?? 'bad_request', error.message, status))
+}

@@ -64,7 +64,8 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
       throw new ValidationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }])
     }
     const now = clock.now()
-    const slot = idempotencySlot(authorization, header)
+    // The scheme is case-insensitive: `bearer k` and `Bearer k` are one credential, one slot.
+    const slot = idempotencySlot(`Bearer ${authorization.slice(7)}`, header)
     const token = randomUUID()
     const result = await store.begin({
       slot,

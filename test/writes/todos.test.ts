@@ -238,16 +238,31 @@ describe.each(WRITE_ADAPTERS)('to-do writes ($name)', (factory) => {
     const raw = (apiKey: string, method: 'POST' | 'PATCH', url: string, payload: string, contentType: string) =>
       t.app.inject({ method, url: `${PREFIX}${url}`, headers: { 'x-api-key': apiKey, 'content-type': contentType }, payload })
 
+    // Regression: a 64 KiB limit refused valid to-dos whose client escaped every character.
+    it('accepts the largest valid to-do even with every character escaped as \\uXXXX', async () => {
+      const all = await t.keyFor(1, ['all'])
+      const notes = '😀'.repeat(10_000) // the 10,000-character maximum (code points), 20,000 UTF-16 units
+      const escaped = JSON.stringify({ title: 'é'.repeat(500), list_id: list1(), assigned_to: member1(), notes }).replace(
+        /[\u0080-\uffff]/g,
+        (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      )
+      expect(escaped.length).toBeGreaterThan(64 * KIB)
+      const res = await raw(all, 'POST', '/v1/todos', escaped, 'application/json')
+      expect(res.statusCode, res.body).toBe(201)
+      expect(res.json().data.notes).toBe(notes)
+    })
+
+
     it.each([
       ['POST', '/v1/todos'],
       ['PATCH', '/v1/todos/1'],
       ['POST', '/v1/users'],
-    ] as const)('%s %s: malformed JSON 400, non-JSON 415, over 64 KiB 413 — all in the envelope', async (method, url) => {
+    ] as const)('%s %s: malformed JSON 400, non-JSON 415, over 256 KiB 413 — all in the envelope', async (method, url) => {
       const all = await t.keyFor(1, ['all'])
       expectError(await raw(all, method, url, '{"title": "x",', 'application/json'), 400, 'bad_request')
       expectError(await raw(all, method, url, 'title=x', 'text/plain'), 415, 'unsupported_media_type')
       expectError(await raw(all, method, url, 'title=x', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type')
-      const big = JSON.stringify({ title: 'x', list_id: list1(), assigned_to: member1(), notes: 'n'.repeat(64 * KIB) })
+      const big = JSON.stringify({ title: 'x', list_id: list1(), assigned_to: member1(), notes: 'n'.repeat(256 * KIB) })
       expectError(await raw(all, method, url, big, 'application/json'), 413, 'payload_too_large')
       expectError(await raw(all, method, url, '', 'application/json'), 400, 'bad_request')
       expectInvalid(await raw(all, method, url, 'null', 'application/json'), ['body'])
