@@ -62,7 +62,7 @@ export class TransactionGate {
   }
 }
 
-/** Waits until `gate` lets a read run now. Hot paths check `gate.readable()` first and skip the call. */
+/** Waits until `gate` lets a read run now. The SQLite hot path checks `gate.readable()` first to skip even this await. */
 export async function untilReadable(gate: TransactionGate): Promise<void> {
   for (let wait = gate.readable(); wait !== undefined; wait = gate.readable()) await wait
 }

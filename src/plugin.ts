@@ -31,7 +31,8 @@ import {
 } from './idempotency/idempotency.js'
 import type { InviteSender } from './ports/invite-sender.js'
 import { registerTodoWrites } from './writes/todos.js'
-import { registerUserWrites, type WriteRouteContext } from './writes/users.js'
+import type { WriteRouteContext } from './writes/commit-write.js'
+import { registerUserWrites } from './writes/users.js'
 
 /** What the plugin adds to the host's Fastify instance. */
 export interface WorkforceApiDecorator {

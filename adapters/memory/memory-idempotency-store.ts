@@ -27,7 +27,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   ) {}
 
   async begin(request: IdempotencyBegin): Promise<IdempotencyBeginResult> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     const existing = this.records.get(request.slot)
     if (existing === undefined || existing.created_at.getTime() < request.expiredBefore.getTime()) {
       this.records.set(request.slot, {
@@ -51,7 +51,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(slot: string, token: string, response: StoredResponse): Promise<boolean> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     return this.completeNow(slot, token, response) !== null
   }
 
@@ -69,13 +69,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async release(slot: string, token: string): Promise<void> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     const record = this.records.get(slot)
     if (record !== undefined && record.token === token && record.state === 'in_flight') this.records.delete(slot)
   }
 
   async purgeExpired(before: Date, limit: number): Promise<number> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     let deleted = 0
     for (const [slot, record] of this.records) {
       if (deleted >= limit) break

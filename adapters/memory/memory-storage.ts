@@ -38,7 +38,7 @@ class MemoryReader<Row extends { id: number }, R, F> implements ResourceReader<R
   ) {}
 
   async list(companyId: number, filter: F, window: PageWindow): Promise<ListResult<R>> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     const matching = this.rowsOf(companyId)
       .filter((row) => this.matches(row, filter))
       .sort((a, b) => a.id - b.id)
@@ -49,7 +49,7 @@ class MemoryReader<Row extends { id: number }, R, F> implements ResourceReader<R
   }
 
   async get(companyId: number, id: number): Promise<R | null> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     const row = this.rowsOf(companyId).find((candidate) => candidate.id === id)
     return row === undefined ? null : this.toRecord(row)
   }
@@ -190,7 +190,7 @@ export class MemoryStorage implements Storage {
   }
 
   async company(companyId: number): Promise<CompanyRecord | null> {
-    if (this.gate.readable() !== undefined) await untilReadable(this.gate)
+    await untilReadable(this.gate)
     const company = this.data.companies.find((candidate) => candidate.id === companyId)
     return company === undefined ? null : clone(company)
   }

@@ -44,11 +44,17 @@ export function presentedKey(headers: Record<string, string | string[] | undefin
   const apiKey = headers['x-api-key']
   const authorization = headers.authorization
   if (Array.isArray(apiKey) || Array.isArray(authorization)) return undefined
-  // The auth scheme is case-insensitive (RFC 9110 11.1); another scheme is not our credential.
-  const bearer =
-    authorization !== undefined && BEARER_PREFIX.test(authorization) ? authorization.slice(7) : undefined
+  const bearer = bearerToken(authorization)
   if (apiKey !== undefined && bearer !== undefined && apiKey !== bearer) return undefined
   return apiKey ?? bearer
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or `undefined` for another scheme.
+ * The scheme is case-insensitive (RFC 9110 11.1).
+ */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization !== undefined && BEARER_PREFIX.test(authorization) ? authorization.slice(7) : undefined
 }
 
 const BEARER_PREFIX = /^bearer /i

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConflictError, ValidationError } from '../errors.js'
+import { bearerToken } from '../auth/api-key.js'
 import { withHook } from '../http/route-hooks.js'
 import type { Clock } from '../ports/clock.js'
 import type { IdempotencyStore, StoredResponse } from '../ports/idempotency-store.js'
@@ -16,7 +17,6 @@ export const IDEMPOTENCY_PURGE_BATCH = 500
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** 1–255 printable ASCII characters (space to tilde). */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
-const BEARER = /^bearer /i
 /** Refusals that are not recorded: the client fixes the credential or waits, then retries the same key. */
 const NOT_RECORDED = new Set([401, 403, 429])
 
@@ -56,20 +56,20 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
 
   const claim = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
-    const authorization = request.headers.authorization
     if (header === undefined) return
     // Only a key sent as Authorization: Bearer scopes a slot; with X-Api-Key the header is ignored.
-    if (typeof authorization !== 'string' || !BEARER.test(authorization)) return
+    const token = bearerToken(request.headers.authorization)
+    if (token === undefined) return
     if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
       throw new ValidationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }])
     }
     const now = clock.now()
     // The scheme is case-insensitive: `bearer k` and `Bearer k` are one credential, one slot.
-    const slot = idempotencySlot(`Bearer ${authorization.slice(7)}`, header)
-    const token = randomUUID()
+    const slot = idempotencySlot(`Bearer ${token}`, header)
+    const attemptToken = randomUUID()
     const result = await store.begin({
       slot,
-      token,
+      token: attemptToken,
       fingerprint: requestFingerprint(request.method, request.url.split('?')[0] as string, request.body),
       companyId: (request.workforceAuth as { companyId: number }).companyId,
       now: new Date(now),
@@ -78,7 +78,7 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
     })
     switch (result.state) {
       case 'started':
-        request.idempotency = { slot, token, completed: false }
+        request.idempotency = { slot, token: attemptToken, completed: false }
         return
       case 'replay':
         return replay(reply, result.response)

@@ -3,6 +3,15 @@ import { ConflictError } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
 
+/** What the write routes of every resource need from the plugin. */
+export interface WriteRouteContext {
+  writes: WriteStorage
+  clock: Clock
+  companyOf(request: FastifyRequest): number
+  /** Public path of a resource, for `Location` headers. */
+  locationOf(path: string): string
+}
+
 /** What a write produces: the response, and work to do once it is committed. */
 export interface WriteOutcome {
   status: number

@@ -8,8 +8,7 @@ import { TODO_PRIORITIES, TODO_STATUSES, type TodoRecord, type TodoStatus } from
 import type { RouteAccess } from '../resources/read-routes.js'
 import { renderTodo, Todo } from '../resources/todos.js'
 import { isCalendarDay, parseInstant } from '../time/calendar.js'
-import { commitWrite, MAX_BODY_BYTES } from './commit-write.js'
-import type { WriteRouteContext } from './users.js'
+import { commitWrite, MAX_BODY_BYTES, type WriteRouteContext } from './commit-write.js'
 
 export const MAX_TITLE_LENGTH = 500
 export const MAX_NOTES_LENGTH = 10_000

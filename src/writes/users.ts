@@ -1,15 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js'
 import { ItemEnvelope } from '../http/pagination.js'
 import { Id, IdParams, NoQuery } from '../http/schema.js'
-import type { Clock } from '../ports/clock.js'
 import type { InviteSender } from '../ports/invite-sender.js'
-import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
+import { WriteConflict, type WriteTransaction } from '../ports/write-storage.js'
 import type { UserRecord } from '../records.js'
 import type { RouteAccess } from '../resources/read-routes.js'
 import { renderUser, User } from '../resources/users.js'
-import { commitWrite, MAX_BODY_BYTES } from './commit-write.js'
+import { commitWrite, MAX_BODY_BYTES, type WriteRouteContext } from './commit-write.js'
 
 export const MAX_ROLES_PER_USER = 50
 
@@ -74,14 +73,6 @@ export async function setUserLogin(
   await tx.setUserActive(userId, active, now)
   await tx.recordEvent({ company_id: companyId, type: 'users.updated', resource_id: userId, occurred_at: now })
   return (await tx.getUser(companyId, userId)) as UserRecord
-}
-
-export interface WriteRouteContext {
-  writes: WriteStorage
-  clock: Clock
-  companyOf(request: FastifyRequest): number
-  /** Public path of a resource, for `Location` headers. */
-  locationOf(path: string): string
 }
 
 export function registerUserWrites(app: FastifyInstance, context: WriteRouteContext, invites: InviteSender): void {
