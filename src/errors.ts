@@ -1,15 +1,30 @@
 import createError from '@fastify/error'
+import { Type, type Static } from '@sinclair/typebox'
 
 /**
  * The error catalogue. Every non-2xx response of the API is one of these codes,
- * rendered by the encapsulated error handler as
+ * rendered by the corridor's error handler (`src/corridor/render.ts`) as
  * `{"error":{"code","message","status","details?"}}` (spec section 7).
  */
 
 /** One offending input: `field` names the query parameter, path parameter, header or body field. */
-export interface ErrorDetail {
-  field: string
-  message: string
+export const ErrorDetail = Type.Object({ field: Type.String(), message: Type.String() })
+export type ErrorDetail = Static<typeof ErrorDetail>
+
+/** The spec's error envelope (section 7), as a schema so every error response can be documented. */
+export const ErrorEnvelope = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    status: Type.Integer(),
+    /** Present on `validation_error` only: one entry per offending input. */
+    details: Type.Optional(Type.Array(ErrorDetail)),
+  }),
+})
+export type ErrorEnvelope = Static<typeof ErrorEnvelope>
+
+export function errorEnvelope(code: string, message: string, status: number, details?: ErrorDetail[]): ErrorEnvelope {
+  return { error: details === undefined ? { code, message, status } : { code, message, status, details } }
 }
 
 /** The byte-identical message of every credential failure (spec 5.4). */
@@ -29,6 +44,9 @@ export class ValidationError extends Error {
   }
 }
 
+/** The codes our own errors carry; any other error is named by its status (`STATUS_CODES`). */
+export const API_ERROR_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'validation_error'])
+
 /** Maps an HTTP status of a Fastify or unknown error to the API's error code. */
 export const STATUS_CODES: Readonly<Record<number, string>> = {
   400: 'bad_request',
@@ -44,4 +62,27 @@ export const STATUS_CODES: Readonly<Record<number, string>> = {
   429: 'rate_limited',
   500: 'internal_error',
   503: 'service_unavailable',
+}
+
+/**
+ * Stable codes of the errors `app.register(workforceApi, …)` rejects `ready()` with, as
+ * Fastify's own `FST_ERR_*`: hosts and tests match the code, the message names the option.
+ */
+export const OPTION_ERROR_CODES = {
+  /** A required option is absent or null. */
+  missing: 'WFA_ERR_OPTION_MISSING',
+  /** An option is present but of the wrong shape or out of range. */
+  invalid: 'WFA_ERR_OPTION_INVALID',
+} as const
+
+/** A wiring mistake found at registration. `option` is its dotted path, e.g. `keyCache.ttlMs`. */
+export class WorkforceOptionError extends TypeError {
+  constructor(
+    readonly code: (typeof OPTION_ERROR_CODES)[keyof typeof OPTION_ERROR_CODES],
+    readonly option: string,
+    problem: string,
+  ) {
+    super(`fastify-workforce-api: option "${option}" ${problem}`)
+    this.name = 'WorkforceOptionError'
+  }
 }

@@ -1,10 +1,8 @@
+import { RESOURCES } from './api/index.js'
+import { OPTION_ERROR_CODES, WorkforceOptionError } from './errors.js'
 import type { Clock } from './ports/clock.js'
-import type { IdempotencyStore } from './ports/idempotency-store.js'
+import type { WorkforcePorts } from './ports/index.js'
 import type { InviteSender } from './ports/invite-sender.js'
-import type { KeyStore } from './ports/key-store.js'
-import type { ModuleRegistry } from './ports/module-registry.js'
-import type { Storage } from './ports/storage.js'
-import type { WriteStorage } from './ports/write-storage.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
 /** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
@@ -16,20 +14,7 @@ export const MAX_KEY_CACHE_TTL_MS = 30_000
  * @example
  * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules })
  */
-export interface WorkforceApiOptions {
-  /** Read access to the host's data, one reader per resource. */
-  storage: Storage
-  /** Durable API keys, shared by every app instance. */
-  keyStore: KeyStore
-  /** Which platform modules each company has active. */
-  modules: ModuleRegistry
-  /**
-   * Write access (users, to-dos). Without it the API is read-only and the write routes are
-   * not mounted. Requires `idempotency`: a client's Idempotency-Key is never silently ignored.
-   */
-  writes?: WriteStorage
-  /** Durable idempotency records, shared by every app instance. Required with `writes`. */
-  idempotency?: IdempotencyStore
+export interface WorkforceApiOptions extends WorkforcePorts {
   /** Sends invitation emails for `POST /v1/users` with `send_invite: true`. Default: logs them. */
   invites?: InviteSender
   /** Idempotency timings: `leaseMs` (default 60 s), `retentionMs` (24 h), `purgeIntervalMs` (60 s), `purgeBatch` (500). */
@@ -46,33 +31,33 @@ export interface WorkforceApiOptions {
   lastUsedThrottleMs?: number
 }
 
-const READERS = ['users', 'employees', 'roles', 'projects', 'shifts', 'absences', 'expenses', 'todos'] as const
-
 /**
  * Checks options at registration so a wiring mistake fails `app.ready()` with a message
  * naming the option, instead of failing the first request.
  */
 export function checkOptions(options: Partial<WorkforceApiOptions>): void {
   const { storage, keyStore, modules, clock, keyCache, prefix } = options
-  if (storage === null || typeof storage !== 'object') fail('storage', 'is required and must implement the Storage port')
-  for (const reader of READERS) {
-    const candidate = (storage as unknown as Record<string, { list?: unknown; get?: unknown } | undefined>)[reader]
-    if (typeof candidate?.list !== 'function' || typeof candidate.get !== 'function') {
-      fail(`storage.${reader}`, 'must have list() and get() methods')
+  if (storage === null || typeof storage !== 'object') fail('storage', 'is required and must implement the Storage port', presence(storage))
+  for (const resource of RESOURCES) {
+    for (const [member, kind] of Object.entries(resource.storage)) {
+      const candidate = (storage as unknown as Record<string, { list?: unknown; get?: unknown } | undefined>)[member]
+      if (kind === 'function' && typeof candidate !== 'function') fail(`storage.${member}`, 'must be a function')
+      if (kind === 'reader' && (typeof candidate?.list !== 'function' || typeof candidate.get !== 'function')) {
+        fail(`storage.${member}`, 'must have list() and get() methods')
+      }
     }
   }
-  if (typeof storage.company !== 'function') fail('storage.company', 'must be a function')
-  if (keyStore === null || typeof keyStore !== 'object') fail('keyStore', 'is required and must implement the KeyStore port')
+  if (keyStore === null || typeof keyStore !== 'object') fail('keyStore', 'is required and must implement the KeyStore port', presence(keyStore))
   for (const method of ['find', 'create', 'setState', 'list'] as const) {
     if (typeof keyStore[method] !== 'function') fail(`keyStore.${method}`, 'must be a function')
   }
   if (modules === null || typeof modules !== 'object' || typeof modules.isActive !== 'function') {
-    fail('modules', 'is required and must implement the ModuleRegistry port (isActive)')
+    fail('modules', 'is required and must implement the ModuleRegistry port (isActive)', presence(modules))
   }
   if (options.writes !== undefined) {
     if (options.writes === null || typeof options.writes.transaction !== 'function') fail('writes', 'must implement the WriteStorage port (transaction)')
     const store = options.idempotency
-    if (store === undefined || store === null) fail('idempotency', 'is required when "writes" is set')
+    if (store === undefined || store === null) fail('idempotency', 'is required when "writes" is set', presence(store))
     for (const method of ['begin', 'complete', 'release', 'purgeExpired'] as const) {
       if (typeof store[method] !== 'function') fail(`idempotency.${method}`, 'must be a function')
     }
@@ -104,6 +89,11 @@ function checkInteger(name: string, value: unknown, min: number, max: number): v
   }
 }
 
-function fail(option: string, problem: string): never {
-  throw new TypeError(`fastify-workforce-api: option "${option}" ${problem}`)
+function fail(option: string, problem: string, code: WorkforceOptionError['code'] = OPTION_ERROR_CODES.invalid): never {
+  throw new WorkforceOptionError(code, option, problem)
+}
+
+/** The code for a required option that failed its check: absent, or present but wrong. */
+function presence(value: unknown): WorkforceOptionError['code'] {
+  return value === undefined || value === null ? OPTION_ERROR_CODES.missing : OPTION_ERROR_CODES.invalid
 }

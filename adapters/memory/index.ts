@@ -1,4 +1,5 @@
-import { emptyDataset, type Dataset } from '../../src/seed/dataset.js'
+import { emptyDataset, type Dataset } from '../../src/ports/dataset.js'
+import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import { MemoryKeyStore } from './memory-key-store.js'
@@ -6,8 +7,11 @@ import { MemoryModuleRegistry } from './memory-module-registry.js'
 import { MemoryStorage } from './memory-storage.js'
 import { MemoryWriteStorage } from './memory-write-storage.js'
 
-/** The ports over in-process memory, plus the fixture-loading hook. */
-export interface MemoryAdapter {
+/**
+ * The ports over in-process memory, plus the fixture-loading hook (`loadDataset` replaces the
+ * stored data with a deep copy). The ports keep their concrete classes so tests can reach in.
+ */
+export interface MemoryAdapter extends ReferenceAdapterPorts {
   storage: MemoryStorage
   keyStore: MemoryKeyStore
   modules: MemoryModuleRegistry
@@ -15,9 +19,6 @@ export interface MemoryAdapter {
   idempotency: MemoryIdempotencyStore
   /** Change events recorded by writes, in order. */
   events: ChangeEvent[]
-  /** Replaces the stored data with `dataset` (a deep copy). */
-  loadDataset(dataset: Dataset): Promise<void>
-  close(): Promise<void>
 }
 
 /**

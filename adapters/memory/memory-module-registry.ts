@@ -1,8 +1,8 @@
-import type { ModuleRegistry, PlatformModule } from '../../src/ports/module-registry.js'
-import type { ModuleRow } from '../../src/seed/dataset.js'
+import type { ModuleSwitchboard, PlatformModule } from '../../src/ports/module-registry.js'
+import type { ModuleRow } from '../../src/ports/dataset.js'
 
 /** The reference `ModuleRegistry`. Without a row, only `core` is active (as in the SQL adapters). */
-export class MemoryModuleRegistry implements ModuleRegistry {
+export class MemoryModuleRegistry implements ModuleSwitchboard {
   constructor(readonly rows: ModuleRow[] = []) {}
 
   async isActive(companyId: number, module: PlatformModule): Promise<boolean> {

@@ -21,8 +21,8 @@ import type {
   ShiftRecord,
   TodoRecord,
   UserRecord,
-} from '../../src/records.js'
-import type { Dataset } from '../../src/seed/dataset.js'
+} from '../../src/ports/records.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import { TransactionGate, untilReadable } from '../transaction-gate.js'
 
 /**

@@ -7,7 +7,7 @@ import {
   type WriteStorage,
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
-import type { TodoRecord, UserRecord } from '../../src/records.js'
+import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import type { MemoryStorage } from './memory-storage.js'
 

@@ -1,10 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type pg from 'pg'
-import type { IdempotencyStore } from '../../src/ports/idempotency-store.js'
-import type { KeyStore } from '../../src/ports/key-store.js'
-import type { Storage } from '../../src/ports/storage.js'
-import type { WriteStorage } from '../../src/ports/write-storage.js'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
@@ -43,22 +39,18 @@ export interface PostgresAdapterOptions {
   migrate?: boolean
 }
 
-/** The ports over one Postgres database (or schema), plus the hooks the CLI and tests use. */
-export interface PostgresAdapter {
-  storage: Storage
-  keyStore: KeyStore
+/**
+ * The ports over one Postgres database (or schema), plus the hooks the CLI and tests use.
+ * Writes are one transaction each on a pooled connection, rows read for update locked;
+ * idempotency records live in `wfa_idempotency`, atomic across every process on the database.
+ * `loadDataset` writes a whole dataset in one transaction, then moves id sequences past it;
+ * `close` ends the pool only if this adapter created it.
+ */
+export interface PostgresAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
-  /** Users and to-dos: one transaction per write on a pooled connection; rows read for update are locked. */
-  writes: WriteStorage
-  /** Idempotency records in `wfa_idempotency`, atomic across every process on the database. */
-  idempotency: IdempotencyStore
   /** Kysely over our tables, schema-qualified when `schema` is set. */
   db: Kysely<any>
   pool: pg.Pool
-  /** Fixture-loading hook: writes a whole dataset in one transaction, then moves id sequences past it. */
-  loadDataset(dataset: Dataset): Promise<void>
-  /** Ends the pool if this adapter created it; a host-owned pool stays open. */
-  close(): Promise<void>
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import { TABLE_PREFIX } from '../sql/schema.js'
 import { loadDataset } from '../sql/sql-fixtures.js'
 import { postgresCodec } from './postgres-codec.js'

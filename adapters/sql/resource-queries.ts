@@ -18,7 +18,7 @@ import type {
   ShiftRecord,
   TodoRecord,
   UserRecord,
-} from '../../src/records.js'
+} from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { param, type QueryDb } from './prepared.js'
 

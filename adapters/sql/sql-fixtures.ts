@@ -1,4 +1,4 @@
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import type { SqlCodec } from './codec.js'
 import type { QueryDb } from './prepared.js'
 

@@ -1,43 +1,14 @@
 import type { IdempotencyBegin, IdempotencyBeginResult, IdempotencyStore, StoredResponse } from '../../src/ports/idempotency-store.js'
 import type { SqlCodec } from './codec.js'
+import { completeIdempotencySlot } from './idempotency-slot.js'
 import type { QueryDb } from './prepared.js'
-import type { SqlTransactor, SqlWriteOptions } from './sql-write-storage.js'
+import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 
 /**
  * How often `begin` retries when the slot's row vanishes between its insert and its read
  * (a concurrent `release` or purge). Each retry starts over; two are plenty in practice.
  */
 const BEGIN_ATTEMPTS = 3
-
-/**
- * Marks the slot completed with `response` if `token` still holds it in flight: one
- * conditional UPDATE, so an attempt whose lease was taken over cannot overwrite the winner.
- * Shared by `SqlIdempotencyStore.complete` and `WriteTransaction.completeIdempotency`.
- */
-export async function completeIdempotencySlot(
-  db: QueryDb,
-  codec: SqlCodec,
-  slot: string,
-  token: string,
-  response: StoredResponse,
-  now: Date,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('wfa_idempotency')
-    .set({
-      state: 'completed',
-      completed_at: codec.instant(now),
-      response_status: response.status,
-      // As [name, value] pairs: jsonb reorders object keys, and a replay must be verbatim.
-      response_headers: codec.json(Object.entries(response.headers)),
-      response_body: response.body,
-    })
-    .where('slot', '=', slot)
-    .where('token', '=', token)
-    .where('state', '=', 'in_flight')
-    .executeTakeFirst()
-  return result.numUpdatedRows > 0n
-}
 
 /**
  * The `IdempotencyStore` port over `wfa_idempotency`, shared by every app instance on the
@@ -59,7 +30,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     private readonly codec: SqlCodec,
     options: SqlWriteOptions = {},
   ) {
-    this.#transact = options.transact ?? ((work) => db.transaction().execute(work))
+    this.#transact = sqlTransactor(db, options)
     this.#lockRows = options.lockRows ?? false
   }
 

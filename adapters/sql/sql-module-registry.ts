@@ -1,4 +1,4 @@
-import type { ModuleRegistry, PlatformModule } from '../../src/ports/module-registry.js'
+import type { ModuleSwitchboard, PlatformModule } from '../../src/ports/module-registry.js'
 import type { SqlCodec } from './codec.js'
 import type { QueryDb } from './prepared.js'
 
@@ -6,7 +6,7 @@ import type { QueryDb } from './prepared.js'
  * The `ModuleRegistry` port over `wfa_company_modules`. A company without a row for a
  * module has it active only if it is `core` (the base platform every company has).
  */
-export class SqlModuleRegistry implements ModuleRegistry {
+export class SqlModuleRegistry implements ModuleSwitchboard {
   constructor(
     private readonly db: QueryDb,
     private readonly codec: SqlCodec,

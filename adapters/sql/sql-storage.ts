@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { ListResult, PageWindow, ResourceReader, Storage } from '../../src/ports/storage.js'
-import type { CompanyRecord } from '../../src/records.js'
+import type { CompanyRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb, type SqlRunner } from './prepared.js'
 import {

@@ -8,30 +8,12 @@ import {
   type WriteStorage,
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
-import type { TodoRecord, UserRecord } from '../../src/records.js'
+import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
+import { completeIdempotencySlot } from './idempotency-slot.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
 import { todoQuery, userQuery } from './resource-queries.js'
-import { completeIdempotencySlot } from './sql-idempotency-store.js'
-
-/**
- * Runs `work` in one database transaction on `trx`: commits if it resolves, rolls back if it
- * throws. A dialect supplies its own when plain `db.transaction()` is not what it needs
- * (SQLite: `BEGIN IMMEDIATE` on its single connection, behind the read gate).
- */
-export type SqlTransactor = <T>(work: (trx: QueryDb) => Promise<T>) => Promise<T>
-
-/** How the shared write path adapts to a dialect. Everything is optional; the defaults suit Postgres. */
-export interface SqlWriteOptions {
-  /** Default: Kysely's `db.transaction().execute(work)`. */
-  transact?: SqlTransactor
-  /**
-   * Lock rows read for update (`SELECT … FOR UPDATE`). Needed where transactions run
-   * concurrently (Postgres); SQLite's write transaction is already exclusive and has no such clause.
-   * Default false.
-   */
-  lockRows?: boolean
-}
+import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 
 /**
  * Whether `error` is a unique-constraint violation: Postgres SQLSTATE 23505, or better-sqlite3's
@@ -72,7 +54,7 @@ export class SqlWriteStorage implements WriteStorage {
     private readonly codec: SqlCodec,
     options: SqlWriteOptions = {},
   ) {
-    this.#transact = options.transact ?? ((work) => db.transaction().execute(work))
+    this.#transact = sqlTransactor(db, options)
     const todo = todoQuery.select(todoQuery.from(db)).where(todoQuery.id, '=', param('id'))
     // Compiled against `db`, so a schema set with `withSchema` is part of the SQL.
     this.#statements = {

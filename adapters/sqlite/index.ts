@@ -1,9 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { IdempotencyStore } from '../../src/ports/idempotency-store.js'
-import type { KeyStore } from '../../src/ports/key-store.js'
-import type { Storage } from '../../src/ports/storage.js'
-import type { WriteStorage } from '../../src/ports/write-storage.js'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
 import { loadDataset } from '../sql/sql-fixtures.js'
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
@@ -24,21 +20,16 @@ export interface SqliteAdapterOptions {
   migrate?: boolean
 }
 
-/** The ports over one SQLite database, plus the hooks the CLI and tests use. */
-export interface SqliteAdapter {
-  storage: Storage
-  keyStore: KeyStore
+/**
+ * The ports over one SQLite database, plus the hooks the CLI and tests use.
+ * Writes are one `BEGIN IMMEDIATE` transaction each, one at a time; idempotency records live in
+ * `wfa_idempotency`, atomic across processes sharing the file. `loadDataset` writes a whole
+ * dataset in one transaction (reads wait for it); `close` leaves a host-owned database open.
+ */
+export interface SqliteAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
-  /** Users and to-dos: one `BEGIN IMMEDIATE` transaction per write, one at a time. */
-  writes: WriteStorage
-  /** Idempotency records in `wfa_idempotency`, atomic across processes sharing the file. */
-  idempotency: IdempotencyStore
   db: Kysely<any>
   database: SqliteDatabase
-  /** Fixture-loading hook: writes a whole dataset in one transaction (reads wait for it). */
-  loadDataset(dataset: Dataset): Promise<void>
-  /** Closes what this adapter opened; a host-owned database stays open. */
-  close(): Promise<void>
 }
 
 /**

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { PreparedQuery, SqlRunner } from '../sql/prepared.js'
-import type { SqlTransactor } from '../sql/sql-write-storage.js'
+import type { SqlTransactor } from '../sql/sql-transactor.js'
 import { untilReadable, type TransactionGate } from '../transaction-gate.js'
 
 export type SqliteDatabase = Database.Database

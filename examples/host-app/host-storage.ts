@@ -43,7 +43,7 @@ import type {
   TodoRecord,
   TodoStatus,
   UserRecord,
-} from '../../src/records.js'
+} from '../../src/ports/records.js'
 import type { Flag, HostDatabase } from './database.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Dataset } from '../../src/seed/dataset.js' // 'fastify-workforce-api' in a host
+import type { Dataset } from '../../src/ports/dataset.js' // 'fastify-workforce-api' in a host
 import type { Flag, HostDatabase } from './database.js'
 import { FEATURE_OF } from './host-module-registry.js'
 

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
-import { LOG_REDACT_PATHS, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
+import { LOG_REDACT_PATHS, portsOf, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
 import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
 
 const directory = join(process.cwd(), '.example')
@@ -23,11 +23,7 @@ if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) === null) {
 const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS }, frameworkErrors: workforceFrameworkErrors })
 await app.register(workforceApi, {
   prefix: '/api/public',
-  storage: adapter.storage,
-  keyStore: adapter.keyStore,
-  modules: adapter.modules,
-  writes: adapter.writes,
-  idempotency: adapter.idempotency,
+  ...portsOf(adapter),
   // The host sends invitation emails; the example prints them.
   invites: { sendInvite: async (invitation) => console.log(`[invite] would email ${invitation.email} (user ${invitation.userId}, company ${invitation.companyId})`) },
 })

@@ -1,9 +1,10 @@
 import Fastify from 'fastify'
 import { KeyManagementError, KeyManager, type ApiKeyInfo } from '../keys/key-manager.js'
-import { workforceFrameworkErrors } from '../http/error-handler.js'
+import { workforceFrameworkErrors } from '../corridor/render.js'
 import { LOG_REDACT_PATHS } from '../logging.js'
 import { workforceApi } from '../plugin.js'
 import { systemClock } from '../ports/clock.js'
+import { portsOf } from '../ports/index.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
 import { generateDataset, SEED_COMPANIES } from '../seed/generate.js'
 import { parseInstant } from '../time/calendar.js'
@@ -156,11 +157,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   try {
     await app.register(workforceApi, {
       prefix: '/api/public',
-      storage: adapter.storage,
-      keyStore: adapter.keyStore,
-      modules: adapter.modules,
-      writes: adapter.writes,
-      idempotency: adapter.idempotency,
+      ...portsOf(adapter),
     })
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {

@@ -1,25 +1,9 @@
-import type { IdempotencyStore } from '../ports/idempotency-store.js'
-import type { KeyStore } from '../ports/key-store.js'
-import type { PlatformModule } from '../ports/module-registry.js'
-import type { Storage } from '../ports/storage.js'
-import type { WriteStorage } from '../ports/write-storage.js'
-import type { Dataset } from '../seed/dataset.js'
+import type { ReferenceAdapterPorts } from '../ports/index.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
 /** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
-export interface CliAdapter {
-  storage: Storage
-  keyStore: KeyStore
-  writes: WriteStorage
-  idempotency: IdempotencyStore
-  modules: {
-    isActive(companyId: number, module: PlatformModule): Promise<boolean>
-    setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void>
-  }
-  loadDataset(dataset: Dataset): Promise<void>
-  close(): Promise<void>
-}
+export type CliAdapter = ReferenceAdapterPorts
 
 /**
  * Opens the adapter a `--db` value names, migrating it: a `postgres://` URL, or else a

@@ -1,4 +1,4 @@
-import type { Day } from '../records.js'
+import type { Day } from '../ports/records.js'
 import { companyDayOf, nextDay, startOfCompanyDay } from '../time/calendar.js'
 
 /**

@@ -1,5 +1,5 @@
-import type { CompanyRecord, UserRecord } from '../records.js'
-import type { Dataset } from '../seed/dataset.js'
+import type { CompanyRecord, UserRecord } from '../ports/records.js'
+import type { Dataset } from '../ports/dataset.js'
 import { LIST_RESOURCES, RECORD_KEYS, type ListResource, type RecordOf } from './resources.js'
 
 /**

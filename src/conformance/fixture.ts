@@ -10,8 +10,8 @@
  * - an amount and a reference above 2^32 (int8 columns, int8-as-string drivers);
  * - text with quotes, apostrophes, `_`, `+`, non-ASCII, a newline and an empty string.
  */
-import type { ChecklistStep, TodoRecord } from '../records.js'
-import type { Dataset } from '../seed/dataset.js'
+import type { ChecklistStep, TodoRecord } from '../ports/records.js'
+import type { Dataset } from '../ports/dataset.js'
 import { generateDataset } from '../seed/generate.js'
 
 /** The largest page the port allows: every company's rows of a table must fit in one. */

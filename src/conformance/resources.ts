@@ -20,7 +20,7 @@ import type {
   ShiftRecord,
   TodoRecord,
   UserRecord,
-} from '../records.js'
+} from '../ports/records.js'
 
 /** The record and filter type of each list resource of the `Storage` port. */
 export interface ResourceTypes {

@@ -1,24 +1,15 @@
-import type { IdempotencyStore } from '../ports/idempotency-store.js'
-import type { KeyStore } from '../ports/key-store.js'
-import type { ModuleRegistry } from '../ports/module-registry.js'
-import type { Storage } from '../ports/storage.js'
-import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
-import type { Dataset } from '../seed/dataset.js'
+import type { Dataset } from '../ports/dataset.js'
+import type { WorkforcePorts } from '../ports/index.js'
+import type { ChangeEvent } from '../ports/write-storage.js'
 
 /**
  * One fresh adapter instance under test. `create()` returns a new one before every test,
  * and the suite closes it after the test, so no test sees another test's data.
+ *
+ * Only `storage` is always required; every other port is required unless its `supports` flag
+ * is `false`, so an adapter with fewer ports can still be tested.
  */
-export interface ConformanceSubject {
-  storage: Storage
-  /** Required unless `supports.keyStore` is `false`. */
-  keyStore?: KeyStore
-  /** Required unless `supports.modules` is `false`. */
-  modules?: ModuleRegistry
-  /** Required unless `supports.writes` is `false`. */
-  writes?: WriteStorage
-  /** Required unless `supports.idempotency` is `false`. */
-  idempotency?: IdempotencyStore
+export interface ConformanceSubject extends Pick<WorkforcePorts, 'storage'>, Partial<Omit<WorkforcePorts, 'storage'>> {
   /**
    * Test hook, required unless `supports.events` is `false`: every change event committed so
    * far, in the order recorded. The `WriteTransaction` port only writes events (the webhook

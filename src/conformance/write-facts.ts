@@ -1,4 +1,4 @@
-import type { Dataset } from '../seed/dataset.js'
+import type { Dataset } from '../ports/dataset.js'
 
 /**
  * The `now` of the suite's writes: later than every instant of the fixture (the last is in

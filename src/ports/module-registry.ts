@@ -11,3 +11,11 @@ export type PlatformModule = (typeof PLATFORM_MODULES)[number]
 export interface ModuleRegistry {
   isActive(companyId: number, module: PlatformModule): Promise<boolean>
 }
+
+/**
+ * A module registry that can also switch modules: what the reference adapters implement and
+ * the CLI's `modules set` needs. The plugin itself only reads, so hosts need not implement it.
+ */
+export interface ModuleSwitchboard extends ModuleRegistry {
+  setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void>
+}

@@ -15,7 +15,7 @@ import type {
   TodoRecord,
   TodoStatus,
   UserRecord,
-} from '../records.js'
+} from './records.js'
 
 /**
  * A window of a list, already validated by the plugin.

@@ -1,5 +1,5 @@
 import type { StoredResponse } from './idempotency-store.js'
-import type { TodoRecord, UserRecord } from '../records.js'
+import type { TodoRecord, UserRecord } from './records.js'
 
 /**
  * A change to a resource, recorded in the same transaction as the change itself: the seam

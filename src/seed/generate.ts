@@ -27,7 +27,7 @@ import {
   type RoleRecord,
   type TodoRecord,
   type TodoSource,
-} from '../records.js'
+} from '../ports/records.js'
 import { PLATFORM_MODULES } from '../ports/module-registry.js'
 import { nextDay } from '../time/calendar.js'
 import type {
@@ -41,8 +41,8 @@ import type {
   ProjectRow,
   ShiftRow,
   TodoListRow,
-} from './dataset.js'
-import { emptyDataset } from './dataset.js'
+} from '../ports/dataset.js'
+import { emptyDataset } from '../ports/dataset.js'
 
 export interface SeedOptions {
   /** Records of every list resource for company 1. An integer >= 40; default 40. */

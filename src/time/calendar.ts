@@ -1,5 +1,5 @@
 import { Temporal } from '@js-temporal/polyfill'
-import type { Day } from '../records.js'
+import type { Day } from '../ports/records.js'
 
 const DAY_SHAPE = /^(?!0000)\d{4}-\d{2}-\d{2}$/
 /** ISO 8601 instant with an explicit offset: an unencoded `+` arrives as a space and fails here. */

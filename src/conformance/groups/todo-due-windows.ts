@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import type { DueBound, TodoFilter } from '../../ports/storage.js'
-import type { Day, TodoRecord } from '../../records.js'
+import type { Day, TodoRecord } from '../../ports/records.js'
 import { EDGE_DAYS, edgeWindows, instantBounds, onCompanyDays } from '../company-days.js'
 import type { ConformanceGroup } from '../group.js'
 import { WHOLE_LIST, describeCall, distinct, expectListed, withoutUndefined } from '../list-assertions.js'

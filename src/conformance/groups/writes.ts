@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
-import type { TodoRecord, UserRecord } from '../../records.js'
+import type { TodoRecord, UserRecord } from '../../ports/records.js'
 import type { ConformanceContext } from '../context.js'
 import type { ConformanceGroup } from '../group.js'
 import { WHOLE_LIST } from '../list-assertions.js'

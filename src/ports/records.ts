@@ -3,7 +3,7 @@
  *
  * Field names mirror the public API (snake_case) so rendering stays a thin,
  * adapter-independent step. Two representations differ from the wire format
- * on purpose, and are converted in exactly one place (`src/resources/render.ts`):
+ * on purpose, and rendering converts them:
  * - instants are `Date` objects (rendered as UTC, millisecond precision, `Z`);
  * - money is an integer number of hundredths (`amount_cents`), never a float.
  *

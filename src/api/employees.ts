@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { EmployeeFilter } from '../ports/storage.js'
-import { CONTRACT_TYPES, type EmployeeRecord } from '../records.js'
-import { timestamp, updatedSince, type ReadResource } from './read-routes.js'
+import { CONTRACT_TYPES, type EmployeeRecord } from '../ports/records.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { updatedSince } from './filters.js'
 
 /** The HR profile. Salary, bank data, documents and photos are deliberately never exposed. */
 export const Employee = Type.Object({
@@ -39,8 +40,9 @@ export function renderEmployee(employee: EmployeeRecord) {
   }
 }
 
-export const employees: ReadResource<EmployeeRecord, EmployeeFilter, typeof filters, typeof Employee> = {
+const readEmployees: ReadResource<EmployeeRecord, EmployeeFilter, typeof filters, typeof Employee> = {
   name: 'employees',
+  singular: 'employee',
   scope: 'employees:read',
   item: Employee,
   filters,
@@ -48,3 +50,5 @@ export const employees: ReadResource<EmployeeRecord, EmployeeFilter, typeof filt
   toFilter: (query) => ({ updatedSince: updatedSince(query.updated_since) }),
   render: renderEmployee,
 }
+
+export const employees = readOnlyResource(readEmployees)

@@ -1,16 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { STATUS_CODES, ValidationError, type ErrorDetail } from '../errors.js'
-
-/** The spec's error envelope (section 7). */
-export interface ErrorEnvelope {
-  error: { code: string; message: string; status: number; details?: ErrorDetail[] }
-}
-
-const OUR_CODES = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'validation_error'])
-
-export function errorEnvelope(code: string, message: string, status: number, details?: ErrorDetail[]): ErrorEnvelope {
-  return { error: details === undefined ? { code, message, status } : { code, message, status, details } }
-}
+import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included
@@ -29,7 +18,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return
   }
   if (status === 401) reply.header('www-authenticate', 'Bearer')
-  const code = OUR_CODES.has(error.code) ? error.code : (STATUS_CODES[status] ?? 'bad_request')
+  const code = API_ERROR_CODES.has(error.code) ? error.code : (STATUS_CODES[status] ?? 'bad_request')
   reply.code(status).send(errorEnvelope(code, error.message, status))
 }
 

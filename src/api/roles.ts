@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Timestamp } from '../http/schema.js'
+import { Id, Timestamp, timestamp } from './wire.js'
 import type { RoleFilter } from '../ports/storage.js'
-import type { RoleRecord } from '../records.js'
-import { timestamp, type ReadResource } from './read-routes.js'
+import type { RoleRecord } from '../ports/records.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
 
 export const Role = Type.Object({
   id: Id,
@@ -25,8 +25,9 @@ export function renderRole(role: RoleRecord) {
   }
 }
 
-export const roles: ReadResource<RoleRecord, RoleFilter, typeof filters, typeof Role> = {
+const readRoles: ReadResource<RoleRecord, RoleFilter, typeof filters, typeof Role> = {
   name: 'roles',
+  singular: 'role',
   scope: 'roles:read',
   item: Role,
   filters,
@@ -34,3 +35,5 @@ export const roles: ReadResource<RoleRecord, RoleFilter, typeof filters, typeof 
   toFilter: () => ({}),
   render: renderRole,
 }
+
+export const roles = readOnlyResource(readRoles)

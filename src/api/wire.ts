@@ -23,3 +23,8 @@ export const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 
 /** The query of an endpoint that takes no parameters: any parameter is a 422, not silently ignored. */
 export const NoQuery = Type.Object({}, { additionalProperties: false })
+
+/** A `Date` as the wire's UTC, millisecond, `Z` timestamp (spec 2.4.2). */
+export function timestamp(date: Date): string {
+  return date.toISOString()
+}

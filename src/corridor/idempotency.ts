@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ConflictError, ValidationError } from '../errors.js'
 import { bearerToken } from '../auth/api-key.js'
-import { withHook } from '../http/route-hooks.js'
+import { ConflictError, ValidationError } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { IdempotencyStore, StoredResponse } from '../ports/idempotency-store.js'
-import type { RouteAccess } from '../resources/read-routes.js'
-import { idempotencySlot, requestFingerprint } from './fingerprint.js'
+import type { WriteTransaction } from '../ports/write-storage.js'
+import { idempotencySlot, requestFingerprint } from './idempotency-fingerprint.js'
+import type { CorridorStage } from './stage.js'
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
 export const IDEMPOTENCY_LEASE_MS = 60_000
@@ -20,12 +20,41 @@ const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
 /** Refusals that are not recorded: the client fixes the credential or waits, then retries the same key. */
 const NOT_RECORDED = new Set([401, 403, 429])
 
-/** The idempotency slot a request holds while it executes. */
-export interface IdempotencyAttempt {
-  slot: string
-  token: string
-  /** Set once the response is stored (in the write's transaction, or by the onSend hook). */
-  completed: boolean
+/**
+ * The idempotency slot a request holds while it executes. It is settled exactly once: by the
+ * write's own transaction (`completeWithin`, then `committed`) or, for any other response,
+ * by this stage's `onSend` hook.
+ */
+export class IdempotencyAttempt {
+  #settled = false
+
+  constructor(
+    readonly slot: string,
+    readonly token: string,
+  ) {}
+
+  /**
+   * Stores `response` inside the write's transaction, so the side effect and its record
+   * commit together. If our lease ran out and a retry took the slot over, throws a 409:
+   * the transaction rolls back and no side effect runs twice.
+   */
+  async completeWithin(tx: WriteTransaction, response: StoredResponse, now: Date): Promise<void> {
+    if (!(await tx.completeIdempotency(this.slot, this.token, response, now))) {
+      throw new ConflictError('This request took longer than its idempotency lease and a retry took over; it was rolled back')
+    }
+  }
+
+  /** The write committed with its record: nothing is left for `onSend` to store. */
+  committed(): void {
+    this.#settled = true
+  }
+
+  /** True once, for whoever settles the slot first. */
+  settle(): boolean {
+    if (this.#settled) return false
+    this.#settled = true
+    return true
+  }
 }
 
 declare module 'fastify' {
@@ -44,15 +73,14 @@ export interface IdempotencySettings {
 }
 
 /**
- * Idempotent retries (spec 4.4), in the corridor after auth and before the handler:
+ * Idempotent retries (spec 4.4), on mutating routes, after authorization and before validation:
  * - `preValidation` claims the slot, or replays a stored response, or refuses (409 in flight, 422 mismatch);
  * - a mutation stores its response inside its own transaction (`commitWrite`);
  * - `onSend` stores any other response (4xx), or frees the slot (5xx, 401, 403, 429).
  * It runs before validation so that a 422 for a bad body is recorded and replayed like any 4xx.
  */
-export function registerIdempotency(app: FastifyInstance, settings: IdempotencySettings): void {
+export function idempotency(settings: IdempotencySettings): CorridorStage {
   const { store, clock } = settings
-  app.decorateRequest('idempotency', null)
 
   const claim = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
@@ -78,7 +106,7 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
     })
     switch (result.state) {
       case 'started':
-        request.idempotency = { slot, token: attemptToken, completed: false }
+        request.idempotency = new IdempotencyAttempt(slot, attemptToken)
         return
       case 'replay':
         return replay(reply, result.response)
@@ -94,8 +122,7 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
 
   const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const attempt = request.idempotency
-    if (attempt === null || attempt.completed) return payload
-    attempt.completed = true
+    if (attempt === null || !attempt.settle()) return payload
     const status = reply.statusCode
     try {
       if (status >= 500 || NOT_RECORDED.has(status)) {
@@ -110,20 +137,20 @@ export function registerIdempotency(app: FastifyInstance, settings: IdempotencyS
     return payload
   }
 
-  // Only the API's mutating routes carry these hooks (spec 4.4); GETs never run them.
-  app.addHook('onRoute', (route) => {
-    const mutating = [route.method].flat().some((method) => MUTATING.has(method))
-    if (!mutating || (route.config as Partial<RouteAccess> | undefined)?.scope === undefined) return
-    route.preValidation = withHook(route.preValidation, claim, 'first')
-    route.onSend = withHook(route.onSend, record, 'last')
-  })
-
-  let timer: NodeJS.Timeout | undefined
-  app.addHook('onReady', async () => {
-    timer = setInterval(() => void purge(app, settings), settings.purgeIntervalMs)
-    timer.unref()
-  })
-  app.addHook('onClose', async () => clearInterval(timer))
+  return {
+    name: 'idempotency',
+    setup(app) {
+      app.decorateRequest('idempotency', null)
+      let timer: NodeJS.Timeout | undefined
+      app.addHook('onReady', async () => {
+        timer = setInterval(() => void purge(app, settings), settings.purgeIntervalMs)
+        timer.unref()
+      })
+      app.addHook('onClose', async () => clearInterval(timer))
+    },
+    // Spec 4.4: only mutating methods; GETs never run these hooks.
+    hooksFor: (route) => (MUTATING.has(route.method) ? { preValidation: claim, onSend: record } : null),
+  }
 }
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {

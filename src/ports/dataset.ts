@@ -7,8 +7,8 @@ import type {
   RoleRecord,
   ShiftRecord,
   TodoRecord,
-} from '../records.js'
-import type { PlatformModule } from '../ports/module-registry.js'
+} from './records.js'
+import type { PlatformModule } from './module-registry.js'
 
 /**
  * A complete, self-consistent set of workforce data, as the reference adapters store it.

@@ -1,54 +1,12 @@
-import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
-import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js'
-import { ItemEnvelope } from '../http/pagination.js'
-import { Id, IdParams, NoQuery, Nullable, StringEnum } from '../http/schema.js'
-import type { TodoFields, WriteTransaction } from '../ports/write-storage.js'
-import { TODO_PRIORITIES, TODO_STATUSES, type TodoRecord, type TodoStatus } from '../records.js'
-import type { RouteAccess } from '../resources/read-routes.js'
-import { renderTodo, Todo } from '../resources/todos.js'
-import { isCalendarDay, parseInstant } from '../time/calendar.js'
-import { commitWrite, MAX_BODY_BYTES, type WriteRouteContext } from './commit-write.js'
-
-export const MAX_TITLE_LENGTH = 500
-export const MAX_NOTES_LENGTH = 10_000
-
-const Title = Type.String({ minLength: 1, maxLength: MAX_TITLE_LENGTH, pattern: '\\S' })
-const Notes = Nullable(Type.String({ maxLength: MAX_NOTES_LENGTH }))
-/** A day (all-day) or an instant (timed); which one is checked against `due_is_all_day`. */
-const DueDate = Nullable(Type.String({ maxLength: 64 }))
-
-export const CreateTodoBody = Type.Object(
-  {
-    title: Title,
-    list_id: Id,
-    assigned_to: Type.Optional(Id),
-    assignee_group_id: Type.Optional(Id),
-    notes: Type.Optional(Notes),
-    priority: Type.Optional(StringEnum(TODO_PRIORITIES)),
-    important: Type.Optional(Type.Boolean()),
-    due_date: Type.Optional(DueDate),
-    due_is_all_day: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
-
-/** Every field optional, at least one; `null` only for `notes` and `due_date` (spec 4.1 rules 2–3). */
-export const PatchTodoBody = Type.Object(
-  {
-    title: Type.Optional(Title),
-    notes: Type.Optional(Notes),
-    status: Type.Optional(StringEnum(TODO_STATUSES)),
-    priority: Type.Optional(StringEnum(TODO_PRIORITIES)),
-    important: Type.Optional(Type.Boolean()),
-    due_date: Type.Optional(DueDate),
-    due_is_all_day: Type.Optional(Type.Boolean()),
-    list_id: Type.Optional(Id),
-    assigned_to: Type.Optional(Id),
-    assignee_group_id: Type.Optional(Id),
-  },
-  { additionalProperties: false, minProperties: 1 },
-)
+import type { Static } from '@sinclair/typebox'
+import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors.js'
+import type { TodoRecord, TodoStatus } from '../../ports/records.js'
+import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
+import { isCalendarDay, parseInstant } from '../../time/calendar.js'
+import type { RouteSpec, WriteContext } from '../route-spec.js'
+import type { IdParams } from '../wire.js'
+import { writeRoute } from '../write-routes.js'
+import { CreateTodoBody, PatchTodoBody, renderTodo, Todo } from './schema.js'
 
 /**
  * To-do status transitions (spec 3.1 leaves them open; docs/decisions.md records them).
@@ -176,36 +134,39 @@ function sameValue(a: unknown, b: unknown): boolean {
   return a === b
 }
 
-export function registerTodoWrites(app: FastifyInstance, context: WriteRouteContext): void {
-  const { writes, clock, companyOf } = context
-  const config: RouteAccess = { scope: 'todos:write' }
-
-  app.post(
-    '/v1/todos',
-    { schema: { querystring: NoQuery, body: CreateTodoBody, response: { 201: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
-    async (request, reply) => {
-      const companyId = companyOf(request)
-      return commitWrite(request, reply, writes, clock, async (tx, now) => {
+/** `POST /v1/todos` and `PATCH /v1/todos/:id`. */
+export function todoWriteRoutes(context: WriteContext): RouteSpec[] {
+  return [
+    writeRoute(context, {
+      method: 'POST',
+      url: '/v1/todos',
+      operationId: 'createTodo',
+      summary: 'Create a to-do',
+      tag: 'todos',
+      scope: 'todos:write',
+      body: CreateTodoBody,
+      status: 201,
+      item: Todo,
+      async run(request, companyId, tx, now) {
         const todo = await createTodo(tx, companyId, request.body as Static<typeof CreateTodoBody>, now)
-        return {
-          status: 201,
-          body: { data: renderTodo(todo) },
-          headers: { location: context.locationOf(`/v1/todos/${todo.id}`) },
-        }
-      })
-    },
-  )
-
-  app.patch(
-    '/v1/todos/:id',
-    { schema: { querystring: NoQuery, params: IdParams, body: PatchTodoBody, response: { 200: ItemEnvelope(Todo) } }, config, bodyLimit: MAX_BODY_BYTES },
-    async (request, reply) => {
-      const { id } = request.params as Static<typeof IdParams>
-      const companyId = companyOf(request)
-      return commitWrite(request, reply, writes, clock, async (tx, now) => ({
-        status: 200,
-        body: { data: renderTodo(await updateTodo(tx, companyId, id, request.body as Static<typeof PatchTodoBody>, now)) },
-      }))
-    },
-  )
+        return { body: { data: renderTodo(todo) }, headers: { location: context.locationOf(`/v1/todos/${todo.id}`) } }
+      },
+    }),
+    writeRoute(context, {
+      method: 'PATCH',
+      url: '/v1/todos/:id',
+      operationId: 'updateTodo',
+      summary: 'Change some fields of a to-do',
+      tag: 'todos',
+      scope: 'todos:write',
+      byId: true,
+      body: PatchTodoBody,
+      status: 200,
+      item: Todo,
+      async run(request, companyId, tx, now) {
+        const { id } = request.params as Static<typeof IdParams>
+        return { body: { data: renderTodo(await updateTodo(tx, companyId, id, request.body as Static<typeof PatchTodoBody>, now)) } }
+      },
+    }),
+  ]
 }

@@ -1,20 +1,13 @@
+import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { ConflictError } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
+import { ItemEnvelope } from './pagination.js'
+import { companyOf, type RouteSpec, type WriteContext } from './route-spec.js'
+import { IdParams, NoQuery } from './wire.js'
 
-/** What the write routes of every resource need from the plugin. */
-export interface WriteRouteContext {
-  writes: WriteStorage
-  clock: Clock
-  companyOf(request: FastifyRequest): number
-  /** Public path of a resource, for `Location` headers. */
-  locationOf(path: string): string
-}
-
-/** What a write produces: the response, and work to do once it is committed. */
+/** What a write produces: the response body, and work to do once it is committed. */
 export interface WriteOutcome {
-  status: number
   body: unknown
   headers?: Record<string, string>
   /** Runs after commit (e.g. sending an invitation); a failure is logged, the response stands. */
@@ -40,6 +33,7 @@ export async function commitWrite(
   reply: FastifyReply,
   writes: WriteStorage,
   clock: Clock,
+  status: number,
   work: (tx: WriteTransaction, now: Date) => Promise<WriteOutcome>,
 ): Promise<string> {
   const attempt = request.idempotency
@@ -49,21 +43,52 @@ export async function commitWrite(
     // or an updated_since sync starting in between would never see it.
     const now = new Date(clock.now())
     const outcome = await work(tx, now)
-    reply.code(outcome.status) // the route's serializer is chosen by status
+    reply.code(status) // the route's serializer is chosen by status
     const headers = { 'content-type': JSON_TYPE, ...outcome.headers }
     const serialized = reply.serialize(outcome.body) as string
-    if (attempt !== null) {
-      const held = await tx.completeIdempotency(attempt.slot, attempt.token, { status: outcome.status, headers, body: serialized }, now)
-      if (!held) {
-        throw new ConflictError('This request took longer than its idempotency lease and a retry took over; it was rolled back')
-      }
-    }
+    if (attempt !== null) await attempt.completeWithin(tx, { status, headers, body: serialized }, now)
     return { payload: serialized, headers, afterCommit: outcome.afterCommit }
   })
   reply.headers(headers)
-  if (attempt !== null) attempt.completed = true
+  attempt?.committed()
   if (afterCommit !== undefined) {
     afterCommit().catch((error: unknown) => request.log.error({ err: error, reqId: request.id }, 'workforce-api: after-commit work failed'))
   }
   return payload
+}
+
+/** A write route as its resource declares it; `writeRoute` adds what every write route shares. */
+export interface WriteRouteDeclaration extends Pick<RouteSpec, 'method' | 'url' | 'operationId' | 'summary' | 'tag' | 'scope'> {
+  /** The request body's schema; none for an action such as `activate`. */
+  body?: TSchema
+  /** Whether the path carries an `:id`. */
+  byId?: boolean
+  /** The success status: 201 for a creation, 200 otherwise. */
+  status: 200 | 201
+  /** The resource's wire schema; the response is `{ data: item }`. */
+  item: TSchema
+  /** The domain work, inside the write's transaction. */
+  run(request: FastifyRequest, companyId: number, tx: WriteTransaction, now: Date): Promise<WriteOutcome>
+}
+
+/**
+ * A mutating route: no query parameters, the shared body limit, the `{ data }` envelope, and
+ * its work run through `commitWrite` (one transaction with its event and idempotency record).
+ */
+export function writeRoute(context: WriteContext, declaration: WriteRouteDeclaration): RouteSpec {
+  const { body, byId, status, item, run, ...route } = declaration
+  return {
+    ...route,
+    schema: {
+      querystring: NoQuery,
+      ...(byId === true ? { params: IdParams } : {}),
+      ...(body === undefined ? {} : { body }),
+      response: { [status]: ItemEnvelope(item) },
+    },
+    bodyLimit: MAX_BODY_BYTES,
+    async handler(request, reply) {
+      const companyId = companyOf(request)
+      return commitWrite(request, reply, context.writes, context.clock, status, (tx, now) => run(request, companyId, tx, now))
+    },
+  }
 }

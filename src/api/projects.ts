@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ProjectFilter } from '../ports/storage.js'
-import { PROJECT_KINDS, PROJECT_STATUSES, type ProjectRecord } from '../records.js'
-import { timestamp, updatedSince, type ReadResource } from './read-routes.js'
+import { PROJECT_KINDS, PROJECT_STATUSES, type ProjectRecord } from '../ports/records.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { updatedSince } from './filters.js'
 
 /** Registry data only: offer/order numbers, CIG/CUP codes, managers, notes and pricing are never exposed. */
 export const Project = Type.Object({
@@ -40,8 +41,9 @@ export function renderProject(project: ProjectRecord) {
   }
 }
 
-export const projects: ReadResource<ProjectRecord, ProjectFilter, typeof filters, typeof Project> = {
+const readProjects: ReadResource<ProjectRecord, ProjectFilter, typeof filters, typeof Project> = {
   name: 'projects',
+  singular: 'project',
   scope: 'projects:read',
   item: Project,
   filters,
@@ -54,3 +56,5 @@ export const projects: ReadResource<ProjectRecord, ProjectFilter, typeof filters
   }),
   render: renderProject,
 }
+
+export const projects = readOnlyResource(readProjects)

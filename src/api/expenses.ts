@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ExpenseFilter } from '../ports/storage.js'
-import { EXPENSE_CATEGORIES, type ExpenseRecord } from '../records.js'
+import { EXPENSE_CATEGORIES, type ExpenseRecord } from '../ports/records.js'
 import { formatCents } from '../money.js'
-import { checkDayRange, timestamp, updatedSince, type ReadResource } from './read-routes.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { checkDayRange, updatedSince } from './filters.js'
 
 /** A project expense. Pricing internals, km and per-diem detail and attachments are never exposed. */
 export const Expense = Type.Object({
@@ -44,8 +45,9 @@ export function renderExpense(expense: ExpenseRecord) {
   }
 }
 
-export const expenses: ReadResource<ExpenseRecord, ExpenseFilter, typeof filters, typeof Expense> = {
+const readExpenses: ReadResource<ExpenseRecord, ExpenseFilter, typeof filters, typeof Expense> = {
   name: 'expenses',
+  singular: 'expense',
   scope: 'expenses:read',
   item: Expense,
   filters,
@@ -63,3 +65,5 @@ export const expenses: ReadResource<ExpenseRecord, ExpenseFilter, typeof filters
   },
   render: renderExpense,
 }
+
+export const expenses = readOnlyResource(readExpenses)

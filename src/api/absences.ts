@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, StringEnum, Timestamp } from '../http/schema.js'
+import { Day, Id, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { AbsenceFilter } from '../ports/storage.js'
-import { ABSENCE_STATUSES, ABSENCE_TYPES, type AbsenceRecord } from '../records.js'
-import { checkDayRange, timestamp, updatedSince, type ReadResource } from './read-routes.js'
+import { ABSENCE_STATUSES, ABSENCE_TYPES, type AbsenceRecord } from '../ports/records.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { checkDayRange, updatedSince } from './filters.js'
 
 /** A leave request. Free-text notes, reasons and attachments are never exposed. */
 export const Absence = Type.Object({
@@ -37,8 +38,9 @@ export function renderAbsence(absence: AbsenceRecord) {
   }
 }
 
-export const absences: ReadResource<AbsenceRecord, AbsenceFilter, typeof filters, typeof Absence> = {
+const readAbsences: ReadResource<AbsenceRecord, AbsenceFilter, typeof filters, typeof Absence> = {
   name: 'absences',
+  singular: 'absence',
   scope: 'absences:read',
   item: Absence,
   filters,
@@ -55,3 +57,5 @@ export const absences: ReadResource<AbsenceRecord, AbsenceFilter, typeof filters
   },
   render: renderAbsence,
 }
+
+export const absences = readOnlyResource(readAbsences)

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, Nullable, StringEnum, Timestamp } from '../http/schema.js'
+import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ShiftFilter } from '../ports/storage.js'
-import { SHIFT_STATUSES, type ShiftRecord } from '../records.js'
-import { nextDay, startOfCompanyDay } from '../time/calendar.js'
-import { checkDayRange, timestamp, updatedSince, type ReadResource } from './read-routes.js'
+import { SHIFT_STATUSES, type ShiftRecord } from '../ports/records.js'
+import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { checkDayRange, companyDayWindow, updatedSince } from './filters.js'
 
 /** Structural data only: free text and billing internals are never exposed. */
 export const Shift = Type.Object({
@@ -41,8 +41,9 @@ export function renderShift(shift: ShiftRecord) {
   }
 }
 
-export const shifts: ReadResource<ShiftRecord, ShiftFilter, typeof filters, typeof Shift> = {
+const readShifts: ReadResource<ShiftRecord, ShiftFilter, typeof filters, typeof Shift> = {
   name: 'shifts',
+  singular: 'shift',
   scope: 'shifts:read',
   item: Shift,
   filters,
@@ -56,12 +57,12 @@ export const shifts: ReadResource<ShiftRecord, ShiftFilter, typeof filters, type
       updatedSince: updatedSince(query.updated_since),
     }
     // A shift belongs to the company-calendar day on which it starts (spec 4.3).
-    if (query.date_from !== undefined || query.date_to !== undefined) {
-      const zone = await context.companyTimeZone()
-      if (query.date_from !== undefined) filter.startsFrom = startOfCompanyDay(query.date_from, zone)
-      if (query.date_to !== undefined) filter.startsBefore = startOfCompanyDay(nextDay(query.date_to), zone)
-    }
+    const { start, end } = await companyDayWindow(query.date_from, query.date_to, context)
+    if (start !== undefined) filter.startsFrom = start
+    if (end !== undefined) filter.startsBefore = end
     return filter
   },
   render: renderShift,
 }
+
+export const shifts = readOnlyResource(readShifts)

@@ -1,0 +1,98 @@
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify'
+import type { AuthenticatedKey } from '../auth/key-verifier.js'
+import type { Clock } from '../ports/clock.js'
+import type { InviteSender } from '../ports/invite-sender.js'
+import type { Storage } from '../ports/storage.js'
+import type { WriteStorage } from '../ports/write-storage.js'
+import type { Scope } from '../scopes.js'
+
+export interface RouteSchemas {
+  querystring?: TSchema
+  params?: TSchema
+  body?: TSchema
+  /** Success bodies by status; errors are the envelope (`ErrorEnvelope` in `src/errors.ts`). */
+  response: Record<number, TSchema>
+}
+
+/**
+ * One route of the public API, declared once. The corridor reads it to guard the route
+ * (the scope → authenticate and authorize; a mutating method → idempotency), and the same
+ * declaration carries what a reference document needs (operation id, summary, tag, schemas).
+ *
+ * @example
+ * const route: RouteSpec = {
+ *   method: 'GET', url: '/v1/company', operationId: 'getCompany', summary: 'Get your company',
+ *   tag: 'company', scope: 'company:read',
+ *   schema: { querystring: NoQuery, response: { 200: ItemEnvelope(Company) } },
+ *   handler: async (request) => ({ data: … }),
+ * }
+ */
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PATCH'
+  /** Path under the plugin's prefix, e.g. `/v1/todos/:id`. */
+  url: string
+  /** Stable and unique, e.g. `listTodos`. */
+  operationId: string
+  /** One line a reader understands without the spec. */
+  summary: string
+  /** The resource the route belongs to: one tag per resource. */
+  tag: string
+  /** The one scope the key must hold; its platform module must be active (spec 5). */
+  scope: Scope
+  schema: RouteSchemas
+  /** Largest accepted body in bytes; larger is a 413. */
+  bodyLimit?: number
+  handler: RouteHandlerMethod
+}
+
+/** Where a mounted route carries its declaration, for the corridor's `onRoute` listener. */
+const SPEC_KEY = 'workforceRoute'
+
+/** Mounts `spec` on `app` (the API's encapsulated context). */
+export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    schema: { ...spec.schema, operationId: spec.operationId, summary: spec.summary, tags: [spec.tag] },
+    config: { [SPEC_KEY]: spec },
+    ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
+    handler: spec.handler,
+  })
+}
+
+/** The declaration of a route mounted by `mountRoute`, or `undefined` for any other route. */
+export function routeSpecOf(route: RouteOptions): RouteSpec | undefined {
+  return (route.config as Record<string, RouteSpec | undefined> | undefined)?.[SPEC_KEY]
+}
+
+/** What the write routes need beyond storage: present only when the host configured writes. */
+export interface WriteContext {
+  writes: WriteStorage
+  clock: Clock
+  invites: InviteSender
+  /** Public path of a resource, for `Location` headers. */
+  locationOf(path: string): string
+}
+
+/** What a resource needs to declare its routes. */
+export interface ApiContext {
+  storage: Storage
+  /** Without it the API is read-only and no write route is declared. */
+  writes?: WriteContext
+}
+
+/**
+ * One resource of the API: its routes, and which `Storage` members it reads through
+ * (checked at registration: a `reader` needs `list()` and `get()`, a `function` is called).
+ */
+export interface ApiResource {
+  name: string
+  storage: Readonly<Partial<Record<keyof Storage, 'reader' | 'function'>>>
+  routes(context: ApiContext): RouteSpec[]
+}
+
+/** The tenant of an authenticated request (set by the corridor's authenticate stage). */
+export function companyOf(request: FastifyRequest): number {
+  return (request.workforceAuth as AuthenticatedKey).companyId
+}

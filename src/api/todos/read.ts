@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox'
+import { TODO_STATUSES, type TodoRecord } from '../../ports/records.js'
+import type { TodoFilter } from '../../ports/storage.js'
+import { checkDayRange, companyDayWindow, updatedSince } from '../filters.js'
+import type { ReadResource } from '../read-routes.js'
+import { Day, Id, StringEnum, Timestamp } from '../wire.js'
+import { renderTodo, Todo } from './schema.js'
+
+const filters = {
+  status: Type.Optional(StringEnum(TODO_STATUSES)),
+  assigned_to: Type.Optional(Id),
+  list_id: Type.Optional(Id),
+  important: Type.Optional(Type.Boolean()),
+  due_from: Type.Optional(Day),
+  due_to: Type.Optional(Day),
+  updated_since: Type.Optional(Timestamp),
+}
+
+/** `GET /v1/todos` and `GET /v1/todos/:id`. */
+export const readTodos: ReadResource<TodoRecord, TodoFilter, typeof filters, typeof Todo> = {
+  name: 'todos',
+  singular: 'to-do',
+  scope: 'todos:read',
+  item: Todo,
+  filters,
+  reader: (storage) => storage.todos,
+  async toFilter(query, context) {
+    checkDayRange('due_from', query.due_from, 'due_to', query.due_to)
+    const filter: TodoFilter = {
+      status: query.status,
+      assignedTo: query.assigned_to,
+      listId: query.list_id,
+      important: query.important,
+      updatedSince: updatedSince(query.updated_since),
+    }
+    // An all-day due date is the day as entered; a timed one counts on the company's
+    // calendar day (spec 4.3.4: 00:30 local on the 20th is due on the 20th).
+    const { start, end } = await companyDayWindow(query.due_from, query.due_to, context)
+    if (query.due_from !== undefined && start !== undefined) filter.dueFrom = { day: query.due_from, instant: start }
+    if (query.due_to !== undefined && end !== undefined) filter.dueTo = { day: query.due_to, instant: end }
+    return filter
+  },
+  render: renderTodo,
+}

@@ -1,0 +1,95 @@
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { routeSpecOf } from '../api/route-spec.js'
+import type { KeyVerifier } from '../auth/key-verifier.js'
+import type { Clock } from '../ports/clock.js'
+import type { ModuleRegistry } from '../ports/module-registry.js'
+import type { Scope } from '../scopes.js'
+import { authenticate } from './authenticate.js'
+import { authorize } from './authorize.js'
+import { idempotency, type IdempotencySettings } from './idempotency.js'
+import { handleError, handleNotFound } from './render.js'
+import type { CorridorStage, StageHooks } from './stage.js'
+import { createValidatorCompiler } from './validate.js'
+
+export interface CorridorDependencies {
+  verifier: KeyVerifier
+  modules: ModuleRegistry
+  moduleCacheTtlMs: number
+  clock: Clock
+  /** Present when the API takes writes. */
+  idempotency?: IdempotencySettings
+}
+
+/**
+ * The corridor every API request walks, in order:
+ *
+ *   authenticate → authorize → idempotency (mutations) → validate → handler → render
+ *
+ * The stages listed here put route-level hooks on each route, in this order; validation
+ * (`./validate.ts`) and rendering (`./render.ts`) are the context's schema compiler and
+ * error handler. Adding a stage is one file and one line in this list.
+ */
+export function corridorStages(deps: CorridorDependencies): CorridorStage[] {
+  return [
+    authenticate(deps.verifier),
+    authorize(deps.modules, deps.moduleCacheTtlMs, deps.clock),
+    ...(deps.idempotency === undefined ? [] : [idempotency(deps.idempotency)]),
+  ]
+}
+
+/** One mounted route and the stages that guard it, as `app.workforceApi.routes` lists them. */
+export interface RouteTableEntry {
+  method: string
+  /** With the prefix, e.g. `/api/public/v1/todos/:id`. */
+  url: string
+  operationId: string
+  scope: Scope
+  /** Names of the corridor stages on this route, in the order they run. */
+  stages: readonly string[]
+}
+
+const REQUEST_PHASES = ['onRequest', 'preValidation'] as const
+
+/**
+ * Sets up the API's encapsulated context: validation and rendering for every route, and one
+ * `onRoute` listener that puts the stages' hooks on each route in corridor order. A route
+ * not declared through `mountRoute` fails registration: nothing in this context goes unguarded.
+ */
+export function registerCorridor(app: FastifyInstance, stages: readonly CorridorStage[], table: RouteTableEntry[]): void {
+  app.setValidatorCompiler(createValidatorCompiler())
+  app.setErrorHandler(handleError)
+  app.setNotFoundHandler(handleNotFound)
+  // Bodies are JSON only: any other media type is a 415, not a string body that fails later.
+  app.removeContentTypeParser('text/plain')
+  for (const stage of stages) stage.setup?.(app)
+
+  app.addHook('onRoute', (route) => {
+    const spec = routeSpecOf(route)
+    if (spec === undefined) {
+      throw new Error(`fastify-workforce-api: route ${String(route.method)} ${route.url} was not declared with mountRoute(), so the corridor cannot guard it`)
+    }
+    const guarding = stages.flatMap((stage) => {
+      const hooks = stage.hooksFor(spec)
+      return hooks === null ? [] : [{ name: stage.name, hooks }]
+    })
+    attach(route, guarding.map(({ hooks }) => hooks))
+    table.push({ method: String(route.method), url: route.url, operationId: spec.operationId, scope: spec.scope, stages: guarding.map(({ name }) => name) })
+  })
+}
+
+/**
+ * The corridor's hooks run before any other route-level hook of a request phase, and its
+ * `onSend` hooks after the route's own, so a response is stored as it leaves.
+ */
+function attach(route: RouteOptions, hooks: readonly StageHooks[]): void {
+  for (const phase of REQUEST_PHASES) {
+    const ours = hooks.flatMap((stage) => (stage[phase] === undefined ? [] : [stage[phase]]))
+    if (ours.length > 0) route[phase] = [...ours, ...asList(route[phase])] as never
+  }
+  const onSend = hooks.flatMap((stage) => (stage.onSend === undefined ? [] : [stage.onSend]))
+  if (onSend.length > 0) route.onSend = [...asList(route.onSend), ...onSend] as never
+}
+
+function asList<H>(existing: H | H[] | undefined): H[] {
+  return existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance, onRequestHookHandler, onSendHookHandler, preValidationHookHandler } from 'fastify'
+import type { RouteSpec } from '../api/route-spec.js'
+
+/** The route-level hooks a stage puts on one route, by Fastify lifecycle phase. */
+export interface StageHooks {
+  onRequest?: onRequestHookHandler
+  preValidation?: preValidationHookHandler
+  onSend?: onSendHookHandler
+}
+
+/**
+ * One room of the corridor every API request walks (see `CORRIDOR` in `./index.ts`).
+ * A stage only declares its hooks; the corridor attaches them, in the corridor's order.
+ */
+export interface CorridorStage {
+  /** Its name in `app.workforceApi.routes` and docs/architecture.md. */
+  name: string
+  /** Context-wide set-up, once, before any route is declared (request decorators, timers). */
+  setup?(app: FastifyInstance): void
+  /** The hooks that guard `route`, or `null` where the stage does not apply to it. */
+  hooksFor(route: RouteSpec): StageHooks | null
+}
