@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
 import { build, type TestApp } from '../helpers/build.js'
-import { expectedList, LIST_RESOURCES, SCOPE_OF, type ListResource } from '../http/support/expected.js'
+import { expectedList, LIST_RESOURCES, SCOPE_OF, type ListResource } from '../helpers/expected-reads.js'
 import { SPEC_SCOPES } from '../helpers/spec-scopes.js'
 
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { KeyManagementError } from '../../src/keys/key-manager.js'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
 import { build, type TestApp } from '../helpers/build.js'
-import { expectedList, LIST_RESOURCES } from '../http/support/expected.js'
+import { expectedList, LIST_RESOURCES } from '../helpers/expected-reads.js'
 
 /** Spec 5.4: every credential failure, whatever its cause, is this exact body. */
 const UNAUTHORIZED_BODY = '{"error":{"code":"unauthorized","message":"Invalid or missing API key","status":401}}'

@@ -1,18 +1,9 @@
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
-import type { KeyStore } from '../../src/ports/key-store.js'
-import type { ModuleRegistry, PlatformModule } from '../../src/ports/module-registry.js'
-import type { Storage } from '../../src/ports/storage.js'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 
 /** What every adapter returns, as far as the read-API tests need it. */
-export interface ReadAdapter {
-  storage: Storage
-  keyStore: KeyStore
-  modules: ModuleRegistry & { setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void> }
-  loadDataset(dataset: Dataset): Promise<void>
-  close(): Promise<void>
-}
+export type ReadAdapter = Pick<ReferenceAdapterPorts, 'storage' | 'keyStore' | 'modules' | 'loadDataset' | 'close'>
 
 /** Opens a fresh, empty adapter; every call gives an independent store. */
 export interface ReadAdapterFactory {

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyR
 import type { CreatedKey } from '../../src/keys/key-manager.js'
 import type { WorkforceApiOptions } from '../../src/options.js'
 import { workforceApi } from '../../src/plugin.js'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { READ_ADAPTERS, type ReadAdapter, type ReadAdapterFactory } from './adapters.js'
 

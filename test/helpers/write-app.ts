@@ -8,23 +8,19 @@ import {
   IDEMPOTENCY_PURGE_INTERVAL_MS,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencySettings,
-} from '../../src/idempotency/idempotency.js'
+} from '../../src/corridor/idempotency.js'
 import type { Clock } from '../../src/ports/clock.js'
-import type { IdempotencyStore } from '../../src/ports/idempotency-store.js'
 import type { ChangeEvent, WriteStorage, WriteTransaction } from '../../src/ports/write-storage.js'
 import type { WorkforceApiOptions } from '../../src/options.js'
 import { workforceApi } from '../../src/plugin.js'
-import type { Dataset } from '../../src/seed/dataset.js'
-import type { ReadAdapter } from './adapters.js'
+import type { Dataset } from '../../src/ports/dataset.js'
+import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { PREFIX, seedDataset } from './build.js'
 
 export { PREFIX, seedDataset }
 
 /** The ports of an adapter with the write path. */
-export interface WriteAdapter extends ReadAdapter {
-  writes: WriteStorage
-  idempotency: IdempotencyStore
-}
+export type WriteAdapter = ReferenceAdapterPorts
 
 /** One idempotency record as the store keeps it, read back for assertions. */
 export interface IdempotencyRow {

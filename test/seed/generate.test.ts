@@ -1,6 +1,6 @@
 import { Temporal } from '@js-temporal/polyfill'
 import { describe, expect, it } from 'vitest'
-import type { Dataset } from '../../src/seed/dataset.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
 import { companyDayOf } from '../../src/time/calendar.js'
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bearer, buildWriteApp, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
-import { exclusiveMemberIds, expectError, expectInvalid, listIds, nextPersonId, nextTodoId, person, roleIds, todosOf } from './support/seed-facts.js'
+import { exclusiveMemberIds, expectError, expectInvalid, listIds, nextPersonId, nextTodoId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
 
 // Spec 1 and docs/decisions.md (another company's id is a 404 like an unknown one): a key
 // writes only its own company's data, and cannot point its data at another company's.

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { TODO_STATUSES, type TodoStatus } from '../../src/records.js'
+import { TODO_STATUSES, type TodoStatus } from '../../src/ports/records.js'
 import { buildWriteApp, PREFIX, START_MS, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
 import {
   exclusiveMemberIds,
@@ -12,7 +12,7 @@ import {
   sharedMemberIds,
   todoIdsWithStatus,
   todosOf,
-} from './support/seed-facts.js'
+} from '../helpers/seed-facts.js'
 
 const MINUTE = 60_000
 const KIB = 1024

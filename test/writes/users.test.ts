@@ -9,7 +9,7 @@ import {
   person,
   roleIds,
   sharedMemberIds,
-} from './support/seed-facts.js'
+} from '../helpers/seed-facts.js'
 
 const MINUTE = 60_000
 

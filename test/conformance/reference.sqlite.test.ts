@@ -1,0 +1,30 @@
+import type { Kysely } from 'kysely'
+import { openSqliteAdapter, sqliteCodec } from '../../adapters/sqlite/index.js'
+import { describeStorageConformance } from '../../src/conformance/index.js'
+import type { ChangeEvent } from '../../src/ports/write-storage.js'
+import { portsOf } from '../../src/ports/index.js'
+
+/** The committed change events, in id order: the port only writes them (the outbox will read them). */
+async function readChangeEvents(db: Kysely<any>): Promise<ChangeEvent[]> {
+  const rows = await db.selectFrom('wfa_change_events').select(['company_id', 'type', 'resource_id', 'occurred_at']).orderBy('id').execute()
+  return rows.map((row) => ({
+    company_id: sqliteCodec.readInt(row.company_id),
+    type: row.type as string,
+    resource_id: sqliteCodec.readInt(row.resource_id),
+    occurred_at: sqliteCodec.readInstant(row.occurred_at),
+  }))
+}
+
+describeStorageConformance({
+  name: 'sqlite',
+  // A new in-memory database per test: migrated, empty, closed after the test.
+  create: async () => {
+    const adapter = await openSqliteAdapter({ filename: ':memory:' })
+    return {
+      ...portsOf(adapter),
+      readEvents: () => readChangeEvents(adapter.db),
+      loadDataset: (dataset) => adapter.loadDataset(dataset),
+      close: () => adapter.close(),
+    }
+  },
+})
