@@ -10,6 +10,7 @@ export { PLATFORM_MODULES, type ModuleRegistry, type PlatformModule } from './po
 export type * from './ports/storage.js'
 export type * from './ports/records.js'
 export { portsOf, type WorkforcePorts } from './ports/index.js'
+export { StorageUnavailable } from './ports/errors.js'
 export { ALL_SCOPES, SCOPE_MODULES, type Scope } from './scopes.js'
 export { ErrorEnvelope, OPTION_ERROR_CODES, UNAUTHORIZED_MESSAGE, WorkforceOptionError, type ErrorDetail } from './errors.js'
 export { workforceFrameworkErrors } from './corridor/render.js'

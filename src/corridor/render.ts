@@ -1,14 +1,24 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
+import { StorageUnavailable } from '../ports/errors.js'
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included
  * (malformed JSON, body too large, unsupported media type). A 5xx never shows internals:
- * the client gets a generic message and the request id; the log gets the error.
+ * the client gets a generic message and the request id; the log gets the error. A database
+ * that cannot answer (`StorageUnavailable`) is a 503 with `Retry-After`, not a 500.
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof ValidationError) {
     reply.code(422).send(errorEnvelope(error.code, error.message, 422, error.details))
+    return
+  }
+  if (error instanceof StorageUnavailable) {
+    request.log.warn({ err: error, reqId: request.id }, 'workforce-api: storage unavailable')
+    reply
+      .code(503)
+      .header('retry-after', String(error.retryAfterSeconds))
+      .send(errorEnvelope('service_unavailable', `The service is temporarily unavailable; retry after ${error.retryAfterSeconds} s (request ${request.id})`, 503))
     return
   }
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { StorageUnavailable } from '../../src/ports/errors.js'
 import type { Storage } from '../../src/ports/storage.js'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
 import { build, type TestApp } from '../helpers/build.js'
@@ -9,10 +10,10 @@ const UNAUTHORIZED_BODY = '{"error":{"code":"unauthorized","message":"Invalid or
 /** What a database failure might say: the client must never see any of it. */
 const INTERNALS = 'SQLITE_ERROR: no such column: wfa_users.password_hash in SELECT * FROM wfa_users WHERE company_id = ?'
 
-/** `storage` whose users reader and company lookup fail like a broken database. */
-function failingStorage(storage: Storage): Storage {
+/** `storage` whose users reader and company lookup fail like a broken (or, with `error`, an unreachable) database. */
+function failingStorage(storage: Storage, error: () => Error = () => new Error(INTERNALS)): Storage {
   const fail = async (): Promise<never> => {
-    throw new Error(INTERNALS)
+    throw error()
   }
   return {
     users: { list: fail, get: fail },
@@ -72,6 +73,21 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
     const res = await t.get('/v1/users/abc')
     expect(res.statusCode).toBe(401)
     expect(res.body).toBe(UNAUTHORIZED_BODY)
+  })
+
+  it('a database that cannot answer is a 503 service_unavailable with Retry-After, showing no internals', async () => {
+    const unavailable = () => new StorageUnavailable(INTERNALS, { cause: new Error('connect ECONNREFUSED 127.0.0.1:5432'), retryAfterSeconds: 2.5 })
+    t = await build({ adapter, options: (opened) => ({ storage: failingStorage(opened.storage, unavailable) }) })
+    const key = await t.keyFor(1, ['all'])
+    for (const path of ['/v1/users', '/v1/users/1', '/v1/company']) {
+      const res = await t.get(path, key)
+      expectEnvelope(res, 503, 'service_unavailable')
+      expect(res.headers['retry-after'], path).toBe('3')
+      for (const leak of ['SQLITE', 'SELECT', 'wfa_', 'ECONNREFUSED', '5432', 'Error', ' at ']) {
+        expect(res.body, `${path} leaks ${leak}`).not.toContain(leak)
+      }
+    }
+    expect((await t.get('/v1/employees', key)).statusCode).toBe(200)
   })
 
   it('a storage failure is a 500 envelope that shows no internals', async () => {
