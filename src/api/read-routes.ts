@@ -5,7 +5,7 @@ import type { Scope } from '../scopes.js'
 import { filterContext, type FilterContext } from './filters.js'
 import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
 import { companyOf, type ApiResource, type RouteSpec } from './route-spec.js'
-import { IdParams } from './wire.js'
+import { IdParams, NoQuery } from './wire.js'
 
 /** The `Storage` members that are list-and-get readers. */
 export type ReaderName = Exclude<keyof Storage, 'company'>
@@ -66,7 +66,7 @@ export function readRoutes<R, F, P extends TProperties, W extends TSchema>(
       summary: `Get one ${resource.singular}`,
       tag: name,
       scope,
-      schema: { params: IdParams, response: { 200: ItemEnvelope(resource.item) } },
+      schema: { querystring: NoQuery, params: IdParams, response: { 200: ItemEnvelope(resource.item) } },
       async handler(request) {
         const { id } = request.params as Static<typeof IdParams>
         const record = await reader.get(companyOf(request), id)

@@ -50,6 +50,24 @@ export function presentedKey(headers: Record<string, string | string[] | undefin
 }
 
 /**
+ * Whether a request repeats a credential header. Node keeps the first `Authorization` and
+ * drops the rest (and joins repeated `X-Api-Key` values), while a proxy in front may read the
+ * last: two headers could authorize two different tenants, so any repeat is refused.
+ * `rawHeaders` is Node's flat `[name, value, name, value, …]` list, names as sent.
+ */
+export function repeatsCredential(rawHeaders: readonly string[]): boolean {
+  let authorization = 0
+  let apiKey = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    // Compare lengths first: most headers are neither, and lower-casing every name costs.
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++
+    else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey++
+  }
+  return authorization > 1 || apiKey > 1
+}
+
+/**
  * The token of an `Authorization: Bearer <token>` header, or `undefined` for another scheme.
  * The scheme is case-insensitive (RFC 9110 11.1).
  */

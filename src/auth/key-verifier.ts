@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../ports/clock.js'
 import type { KeyStore } from '../ports/key-store.js'
@@ -23,6 +24,13 @@ interface CachedKey {
 
 /** Cached "no such key", so a flood of unknown ids costs one lookup each per TTL, within `max`. */
 const UNKNOWN = Symbol('unknown key')
+
+/**
+ * What an unknown key id's secret is compared against, so every failure path hashes and
+ * compares once, as a known id does: timing must not tell an unknown id from a wrong secret.
+ * Random per process, so no secret can match it.
+ */
+const DUMMY_DIGEST = randomBytes(32)
 
 export interface KeyVerifierOptions {
   keyStore: KeyStore
@@ -81,10 +89,10 @@ export class KeyVerifier {
     const parsed = parseApiKey(presented)
     if (parsed === null) return null
     const entry = this.#cache.get(parsed.keyId) ?? (await this.#load(parsed.keyId))
-    if (entry === UNKNOWN || !entry.usable) return null
+    // Hash and compare before any verdict, whatever the key's state (spec 5.4: never say why).
+    const matches = secretMatches(parsed.secret, entry === UNKNOWN ? DUMMY_DIGEST : entry.digest)
     const now = this.#clock.now()
-    if (entry.expiresAt !== null && now >= entry.expiresAt) return null
-    if (!secretMatches(parsed.secret, entry.digest)) return null
+    if (entry === UNKNOWN || !entry.usable || (entry.expiresAt !== null && now >= entry.expiresAt) || !matches) return null
     this.#touch(entry, now)
     return entry.auth
   }

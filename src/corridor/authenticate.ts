@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { presentedKey } from '../auth/api-key.js'
+import { presentedKey, repeatsCredential } from '../auth/api-key.js'
 import type { AuthenticatedKey, KeyVerifier } from '../auth/key-verifier.js'
 import { UnauthorizedError } from '../errors.js'
 import type { CorridorStage } from './stage.js'
@@ -13,10 +13,11 @@ declare module 'fastify' {
 
 /**
  * Key → company and scopes (spec 5). Every credential failure — missing, malformed, unknown,
- * revoked, expired — is the same 401 (spec 5.4), decided by `KeyVerifier`.
+ * revoked, expired, a repeated credential header — is the same 401 (spec 5.4).
  */
 export function authenticate(verifier: KeyVerifier): CorridorStage {
   const onRequest = async (request: FastifyRequest) => {
+    if (repeatsCredential(request.raw.rawHeaders)) throw new UnauthorizedError()
     const auth = await verifier.verify(presentedKey(request.headers))
     if (auth === null) throw new UnauthorizedError()
     request.workforceAuth = auth

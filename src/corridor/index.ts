@@ -8,6 +8,7 @@ import { authenticate } from './authenticate.js'
 import { authorize } from './authorize.js'
 import { idempotency, type IdempotencySettings } from './idempotency.js'
 import { handleError, handleNotFound } from './render.js'
+import { setResponseHeaders } from './response-headers.js'
 import type { CorridorStage, StageHooks } from './stage.js'
 import { createValidatorCompiler } from './validate.js'
 
@@ -51,7 +52,8 @@ export interface RouteTableEntry {
 const REQUEST_PHASES = ['onRequest', 'preValidation'] as const
 
 /**
- * Sets up the API's encapsulated context: validation and rendering for every route, and one
+ * Sets up the API's encapsulated context: validation, rendering and the response headers
+ * (`./response-headers.ts`) for every route and for our 404s, and one
  * `onRoute` listener that puts the stages' hooks on each route in corridor order. A route
  * not declared through `mountRoute` fails registration: nothing in this context goes unguarded.
  */
@@ -61,6 +63,7 @@ export function registerCorridor(app: FastifyInstance, stages: readonly Corridor
   app.setNotFoundHandler(handleNotFound)
   // Bodies are JSON only: any other media type is a 415, not a string body that fails later.
   app.removeContentTypeParser('text/plain')
+  app.addHook('onRequest', setResponseHeaders)
   for (const stage of stages) stage.setup?.(app)
 
   app.addHook('onRoute', (route) => {

@@ -34,6 +34,15 @@ const SPEC_ENDPOINTS = [
 ]
 
 const READ_ONLY = new Set(['GET', 'HEAD'])
+
+/** A body each mutating route accepts, so a query-string problem is the only one left. */
+const VALID_BODIES: Record<string, object | undefined> = {
+  createUser: { email: 'someone@example.com', first_name: 'Some', last_name: 'One' },
+  activateUser: undefined,
+  deactivateUser: undefined,
+  createTodo: { title: 'A to-do', list_id: 1, assigned_to: 1 },
+  updateTodo: { title: 'Renamed' },
+}
 const concrete = (url: string) => url.replaceAll(':id', '1')
 
 describe('the corridor on every route of the API', () => {
@@ -98,6 +107,66 @@ describe('the corridor on every route of the API', () => {
       const retry = await send()
       expect({ route: route.url, replay: retry.headers['idempotent-replay'], body: retry.body }).toEqual({ route: route.url, replay: 'true', body: first.body })
       expect(first.headers['idempotent-replay']).toBeUndefined()
+    }
+  })
+})
+
+describe('what every route refuses and sends', () => {
+  let t: WriteTestApp
+  afterEach(() => t.close())
+
+  it('every route refuses an unknown query parameter and a NUL in one with a 422 naming it', async () => {
+    t = await buildWriteApp()
+    const key = await t.keyFor(1)
+    for (const route of t.app.workforceApi.routes) {
+      if (!READ_ONLY.has(route.method)) expect(Object.keys(VALID_BODIES), 'add a valid body for the new route').toContain(route.operationId)
+      const payload = VALID_BODIES[route.operationId]
+      for (const [query, field] of [['foo=bar', 'foo'], ['x=%00', 'x']]) {
+        const response = await t.app.inject({
+          method: route.method as 'GET',
+          url: `${concrete(route.url)}?${query}`,
+          headers: { 'x-api-key': key },
+          ...(payload === undefined ? {} : { payload }),
+        })
+        const label = `${route.method} ${route.url}?${query}`
+        expect({ label, status: response.statusCode }).toEqual({ label, status: 422 })
+        if (route.method !== 'HEAD') expect(response.json().error.details, label).toContainEqual(expect.objectContaining({ field }))
+      }
+    }
+  })
+
+  it('every response says no-store and nosniff: success, refusal, validation error, unknown route, replay', async () => {
+    t = await buildWriteApp()
+    const key = await t.keyFor(1)
+    const responses = [
+      await t.get('/v1/users', key),
+      await t.get('/v1/users', 'owk_nope'),
+      await t.get('/v1/users?per_page=500', key),
+      await t.get('/v1/nothing-here', key),
+      await t.post('/v1/todos', { title: 'x' }, bearer(key, 'headers')),
+      await t.post('/v1/todos', { title: 'x' }, bearer(key, 'headers')),
+    ]
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 401, 422, 404, 422, 422])
+    expect(responses[5]?.headers['idempotent-replay']).toBe('true')
+    for (const response of responses) {
+      expect(response.headers['cache-control']).toBe('no-store')
+      expect(response.headers['x-content-type-options']).toBe('nosniff')
+    }
+  })
+
+  it('sends no CORS headers: a browser on another origin cannot read a response (docs/decisions.md)', async () => {
+    t = await buildWriteApp()
+    const key = await t.keyFor(1)
+    const simple = await t.app.inject({ method: 'GET', url: `${PREFIX}/v1/users`, headers: { 'x-api-key': key, origin: 'https://evil.example' } })
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: `${PREFIX}/v1/users`,
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+    })
+    expect(simple.statusCode).toBe(200)
+    expect(preflight.statusCode).toBe(404)
+    for (const response of [simple, preflight]) {
+      expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control-'))).toEqual([])
     }
   })
 })
