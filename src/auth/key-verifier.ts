@@ -22,15 +22,12 @@ interface CachedKey {
   expiresAt: number | null
 }
 
-/** Cached "no such key", so a flood of unknown ids costs one lookup each per TTL, within `max`. */
-const UNKNOWN = Symbol('unknown key')
-
 /**
- * What an unknown key id's secret is compared against, so every failure path hashes and
- * compares once, as a known id does: timing must not tell an unknown id from a wrong secret.
- * Random per process, so no secret can match it.
+ * What an unknown key id's secret is compared against, so every failure path hashes, compares
+ * and builds its cache entry as a known id does: timing must not tell an unknown id from a
+ * wrong secret. Random per process, so no secret can match it.
  */
-const DUMMY_DIGEST = randomBytes(32)
+const DUMMY_SECRET_HASH = randomBytes(32).toString('hex')
 
 export interface KeyVerifierOptions {
   keyStore: KeyStore
@@ -51,7 +48,7 @@ export interface KeyVerifierOptions {
 export class KeyVerifier {
   readonly #keyStore: KeyStore
   readonly #clock: Clock
-  readonly #cache: LRUCache<string, CachedKey | typeof UNKNOWN>
+  readonly #cache: LRUCache<string, CachedKey>
   readonly #onTouchError: (error: unknown) => void
   readonly #cacheEnabled: boolean
   /**
@@ -90,9 +87,9 @@ export class KeyVerifier {
     if (parsed === null) return null
     const entry = this.#cache.get(parsed.keyId) ?? (await this.#load(parsed.keyId))
     // Hash and compare before any verdict, whatever the key's state (spec 5.4: never say why).
-    const matches = secretMatches(parsed.secret, entry === UNKNOWN ? DUMMY_DIGEST : entry.digest)
+    const matches = secretMatches(parsed.secret, entry.digest)
     const now = this.#clock.now()
-    if (entry === UNKNOWN || !entry.usable || (entry.expiresAt !== null && now >= entry.expiresAt) || !matches) return null
+    if (!entry.usable || (entry.expiresAt !== null && now >= entry.expiresAt) || !matches) return null
     this.#touch(entry, now)
     return entry.auth
   }
@@ -102,17 +99,18 @@ export class KeyVerifier {
     this.#cache.delete(keyId)
   }
 
-  async #load(keyId: string): Promise<CachedKey | typeof UNKNOWN> {
+  /**
+   * Looks the id up and caches the answer. An unknown id is cached too, as an unusable entry
+   * built the same way (a flood of unknown ids costs one lookup each per TTL, within `max`).
+   */
+  async #load(keyId: string): Promise<CachedKey> {
     const record = await this.#keyStore.find(keyId)
-    const entry: CachedKey | typeof UNKNOWN =
-      record === null
-        ? UNKNOWN
-        : {
-            auth: { keyId, companyId: record.company_id, scopes: new Set(record.scopes) },
-            digest: Buffer.from(record.secret_hash, 'hex'),
-            usable: record.state === 'active',
-            expiresAt: record.expires_at === null ? null : record.expires_at.getTime(),
-          }
+    const entry: CachedKey = {
+      auth: { keyId, companyId: record?.company_id ?? 0, scopes: new Set(record?.scopes ?? []) },
+      digest: Buffer.from(record?.secret_hash ?? DUMMY_SECRET_HASH, 'hex'),
+      usable: record?.state === 'active',
+      expiresAt: record?.expires_at?.getTime() ?? null,
+    }
     if (this.#cacheEnabled) this.#cache.set(keyId, entry)
     return entry
   }
