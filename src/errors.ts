@@ -55,11 +55,13 @@ export const STATUS_CODES: Readonly<Record<number, string>> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   422: 'validation_error',
   429: 'rate_limited',
+  431: 'headers_too_large',
   500: 'internal_error',
   503: 'service_unavailable',
 }

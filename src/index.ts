@@ -13,6 +13,13 @@ export { portsOf, type WorkforcePorts } from './ports/index.js'
 export { StorageUnavailable } from './ports/errors.js'
 export { ALL_SCOPES, SCOPE_MODULES, type Scope } from './scopes.js'
 export { ErrorEnvelope, OPTION_ERROR_CODES, UNAUTHORIZED_MESSAGE, WorkforceOptionError, type ErrorDetail } from './errors.js'
-export { workforceFrameworkErrors } from './corridor/render.js'
+export { handleError as workforceErrorHandler, handleNotFound as workforceNotFoundHandler, workforceFrameworkErrors } from './corridor/render.js'
+export {
+  DEFAULT_SERVER_LIMITS,
+  hardenWorkforceServer,
+  workforceClientErrorHandler,
+  workforceServerOptions,
+  type ServerLimits,
+} from './server/server-limits.js'
 export type { RouteTableEntry } from './corridor/index.js'
 export { LOG_REDACT_PATHS } from './logging.js'

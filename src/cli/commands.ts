@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import { KeyManagementError, KeyManager, type ApiKeyInfo } from '../keys/key-manager.js'
-import { workforceFrameworkErrors } from '../corridor/render.js'
+import { handleError, handleNotFound } from '../corridor/render.js'
 import { LOG_REDACT_PATHS } from '../logging.js'
 import { workforceApi } from '../plugin.js'
 import { systemClock } from '../ports/clock.js'
@@ -8,7 +8,8 @@ import { portsOf } from '../ports/index.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
 import { generateDataset, SEED_COMPANIES } from '../seed/generate.js'
 import { parseInstant } from '../time/calendar.js'
-import { booleanFlag, parseFlags, positiveInteger, required } from './flags.js'
+import { hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
+import { booleanFlag, durationFlag, parseFlags, positiveInteger, required } from './flags.js'
 import { CliError, describeDb, openAdapter, type CliAdapter } from './open-adapter.js'
 
 /** Where a command writes: human lines, then (with --json) one JSON object as the last line. */
@@ -145,16 +146,41 @@ export const DEFAULT_HOST = '127.0.0.1'
 
 /** Starts a server; resolves with a `close()` once it listens (the CLI keeps it open until a signal). */
 export async function serve(args: string[], out: CliOutput): Promise<{ url: string; close(): Promise<void> }> {
-  const usage = 'workforce-api serve --db <file|postgres-url> [--port N] [--host H]'
-  const flags = parseFlags(args, { ...DB_FLAG, port: { type: 'string' }, host: { type: 'string' } }, usage)
+  const usage =
+    'workforce-api serve --db <file|postgres-url> [--port N] [--host H] [--request-timeout 30s] [--headers-timeout 10s] ' +
+    '[--keep-alive-timeout 5s] [--socket-timeout 60s] [--max-connections 1000]'
+  const flags = parseFlags(
+    args,
+    {
+      ...DB_FLAG,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      'socket-timeout': { type: 'string' },
+      'max-connections': { type: 'string' },
+    },
+    usage,
+  )
   const db = required(flags.db, 'db', usage)
   const port = flags.port === undefined ? DEFAULT_PORT : Number(flags.port)
   if (flags.port !== undefined && (!/^\d+$/.test(flags.port) || port > 65_535)) {
     throw new CliError(`--port must be an integer from 0 to 65535, got "${flags.port}"`, 2)
   }
+  const limits: Partial<ServerLimits> = {}
+  if (flags['request-timeout'] !== undefined) limits.requestTimeoutMs = durationFlag(flags['request-timeout'], 'request-timeout')
+  if (flags['headers-timeout'] !== undefined) limits.headersTimeoutMs = durationFlag(flags['headers-timeout'], 'headers-timeout')
+  if (flags['keep-alive-timeout'] !== undefined) limits.keepAliveTimeoutMs = durationFlag(flags['keep-alive-timeout'], 'keep-alive-timeout')
+  if (flags['socket-timeout'] !== undefined) limits.socketTimeoutMs = durationFlag(flags['socket-timeout'], 'socket-timeout')
+  if (flags['max-connections'] !== undefined) limits.maxConnections = positiveInteger(flags['max-connections'], 'max-connections')
   const adapter = await openAdapter(db)
-  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, frameworkErrors: workforceFrameworkErrors })
+  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, ...workforceServerOptions(limits) })
   try {
+    // This process owns the whole URL space: answer outside the prefix in the envelope too.
+    hardenWorkforceServer(app, limits)
+    app.setNotFoundHandler(handleNotFound)
+    app.setErrorHandler(handleError)
     await app.register(workforceApi, {
       prefix: '/api/public',
       ...portsOf(adapter),

@@ -29,3 +29,14 @@ export function booleanFlag(value: string, flag: string): boolean {
   if (value !== 'true' && value !== 'false') throw new CliError(`--${flag} must be true or false, got "${value}"`, 2)
   return value === 'true'
 }
+
+const DURATION = /^(\d+)(ms|s|m|h)$/
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
+
+/** A duration such as `500ms`, `10s`, `5m` or `2h`, in milliseconds (at least 1). */
+export function durationFlag(value: string, flag: string): number {
+  const match = DURATION.exec(value)
+  const ms = match === null ? Number.NaN : Number(match[1]) * (UNIT_MS[match[2] as string] as number)
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new CliError(`--${flag} must be a duration such as 500ms, 10s, 5m or 2h, got "${value}"`, 2)
+  return ms
+}
