@@ -17,7 +17,7 @@ export const MAX_KEY_CACHE_TTL_MS = 30_000
 export interface WorkforceApiOptions extends WorkforcePorts {
   /** Sends invitation emails for `POST /v1/users` with `send_invite: true`. Default: logs them. */
   invites?: InviteSender
-  /** Idempotency timings: `leaseMs` (default 60 s), `retentionMs` (24 h), `purgeIntervalMs` (60 s), `purgeBatch` (500). */
+  /** Idempotency timings: `leaseMs` (default 10 s, renewed every third of it while a request runs), `retentionMs` (24 h), `purgeIntervalMs` (60 s), `purgeBatch` (500). */
   idempotencyOptions?: { leaseMs?: number; retentionMs?: number; purgeIntervalMs?: number; purgeBatch?: number }
   /** Where routes are mounted, e.g. `/api/public` → `/api/public/v1/users`. */
   prefix?: string
@@ -58,7 +58,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
     if (options.writes === null || typeof options.writes.transaction !== 'function') fail('writes', 'must implement the WriteStorage port (transaction)')
     const store = options.idempotency
     if (store === undefined || store === null) fail('idempotency', 'is required when "writes" is set', presence(store))
-    for (const method of ['begin', 'complete', 'release', 'purgeExpired'] as const) {
+    for (const method of ['begin', 'complete', 'renew', 'release', 'purgeExpired'] as const) {
       if (typeof store[method] !== 'function') fail(`idempotency.${method}`, 'must be a function')
     }
   }

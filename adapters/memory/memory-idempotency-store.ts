@@ -68,6 +68,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return before
   }
 
+  async renew(slot: string, token: string, leaseUntil: Date): Promise<boolean> {
+    await untilReadable(this.gate)
+    const record = this.records.get(slot)
+    if (record === undefined || record.token !== token || record.state !== 'in_flight') return false
+    record.lease_until = leaseUntil
+    return true
+  }
+
   async release(slot: string, token: string): Promise<void> {
     await untilReadable(this.gate)
     const record = this.records.get(slot)

@@ -48,6 +48,19 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return this.#transact((trx) => completeIdempotencySlot(trx, this.codec, slot, token, response, now))
   }
 
+  renew(slot: string, token: string, leaseUntil: Date): Promise<boolean> {
+    return this.#transact(async (trx) => {
+      const result = await trx
+        .updateTable('wfa_idempotency')
+        .set({ lease_until: this.codec.instant(leaseUntil) })
+        .where('slot', '=', slot)
+        .where('token', '=', token)
+        .where('state', '=', 'in_flight')
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    })
+  }
+
   async release(slot: string, token: string): Promise<void> {
     await this.#transact((trx) =>
       trx.deleteFrom('wfa_idempotency').where('slot', '=', slot).where('token', '=', token).where('state', '=', 'in_flight').execute(),

@@ -9,7 +9,14 @@ import { idempotencySlot, requestFingerprint } from './idempotency-fingerprint.j
 import type { CorridorStage } from './stage.js'
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
-export const IDEMPOTENCY_LEASE_MS = 60_000
+/**
+ * How long an in-flight marker blocks its slot without a heartbeat. The corridor renews it
+ * every third of this while the request runs, so it only runs out when its holder died: a
+ * crashed request blocks its key for at most this long.
+ */
+export const IDEMPOTENCY_LEASE_MS = 10_000
+/** Heartbeats per lease: two may be missed (a slow database) before the lease runs out. */
+const RENEWALS_PER_LEASE = 3
 export const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000
 export const IDEMPOTENCY_PURGE_BATCH = 500
 
@@ -27,11 +34,25 @@ const NOT_RECORDED = new Set([401, 403, 429])
  */
 export class IdempotencyAttempt {
   #settled = false
+  #heartbeat: NodeJS.Timeout | undefined
 
   constructor(
     readonly slot: string,
     readonly token: string,
   ) {}
+
+  /**
+   * Calls `renew` every `everyMs` until the slot is settled or `renew` says it was lost. The
+   * timer is unref'd: it never keeps a process alive.
+   */
+  keepAlive(renew: () => Promise<boolean>, everyMs: number, onError: (error: unknown) => void): void {
+    this.#heartbeat = setInterval(() => {
+      renew().then((held) => {
+        if (!held) this.stopHeartbeat()
+      }, onError)
+    }, everyMs)
+    this.#heartbeat.unref()
+  }
 
   /**
    * Stores `response` inside the write's transaction, so the side effect and its record
@@ -46,14 +67,21 @@ export class IdempotencyAttempt {
 
   /** The write committed with its record: nothing is left for `onSend` to store. */
   committed(): void {
-    this.#settled = true
+    this.settle()
   }
 
-  /** True once, for whoever settles the slot first. */
+  /** True once, for whoever settles the slot first; stops the heartbeat. */
   settle(): boolean {
+    this.stopHeartbeat()
     if (this.#settled) return false
     this.#settled = true
     return true
+  }
+
+  /** Stops renewing; the lease then runs out unless the slot is settled first. */
+  stopHeartbeat(): void {
+    clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
   }
 }
 
@@ -105,9 +133,16 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
       expiredBefore: new Date(now - settings.retentionMs),
     })
     switch (result.state) {
-      case 'started':
-        request.idempotency = new IdempotencyAttempt(slot, attemptToken)
+      case 'started': {
+        const attempt = new IdempotencyAttempt(slot, attemptToken)
+        attempt.keepAlive(
+          () => store.renew(slot, attemptToken, new Date(clock.now() + settings.leaseMs)),
+          Math.max(1, Math.floor(settings.leaseMs / RENEWALS_PER_LEASE)),
+          (error) => request.log.warn({ err: error, reqId: request.id }, 'workforce-api: could not renew an idempotency lease'),
+        )
+        request.idempotency = attempt
         return
+      }
       case 'replay':
         return replay(reply, result.response)
       case 'in_flight':
@@ -137,6 +172,10 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
     return payload
   }
 
+  const stopHeartbeat = async (request: FastifyRequest) => {
+    request.idempotency?.stopHeartbeat()
+  }
+
   return {
     name: 'idempotency',
     setup(app) {
@@ -148,8 +187,9 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
       })
       app.addHook('onClose', async () => clearInterval(timer))
     },
-    // Spec 4.4: only mutating methods; GETs never run these hooks.
-    hooksFor: (route) => (MUTATING.has(route.method) ? { preValidation: claim, onSend: record } : null),
+    // Spec 4.4: only mutating methods; GETs never run these hooks. `onResponse` stops the
+    // heartbeat of a request whose response never reached `onSend` (the client went away).
+    hooksFor: (route) => (MUTATING.has(route.method) ? { preValidation: claim, onSend: record, onResponse: stopHeartbeat } : null),
   }
 }
 

@@ -50,6 +50,7 @@ export interface RouteTableEntry {
 }
 
 const REQUEST_PHASES = ['onRequest', 'preValidation'] as const
+const RESPONSE_PHASES = ['onSend', 'onResponse'] as const
 
 /**
  * Sets up the API's encapsulated context: validation, rendering and the response headers
@@ -82,15 +83,17 @@ export function registerCorridor(app: FastifyInstance, stages: readonly Corridor
 
 /**
  * The corridor's hooks run before any other route-level hook of a request phase, and its
- * `onSend` hooks after the route's own, so a response is stored as it leaves.
+ * `onSend` and `onResponse` hooks after the route's own, so a response is stored as it leaves.
  */
 function attach(route: RouteOptions, hooks: readonly StageHooks[]): void {
   for (const phase of REQUEST_PHASES) {
     const ours = hooks.flatMap((stage) => (stage[phase] === undefined ? [] : [stage[phase]]))
     if (ours.length > 0) route[phase] = [...ours, ...asList(route[phase])] as never
   }
-  const onSend = hooks.flatMap((stage) => (stage.onSend === undefined ? [] : [stage.onSend]))
-  if (onSend.length > 0) route.onSend = [...asList(route.onSend), ...onSend] as never
+  for (const phase of RESPONSE_PHASES) {
+    const ours = hooks.flatMap((stage) => (stage[phase] === undefined ? [] : [stage[phase]]))
+    if (ours.length > 0) route[phase] = [...asList(route[phase]), ...ours] as never
+  }
 }
 
 function asList<H>(existing: H | H[] | undefined): H[] {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestHookHandler, onSendHookHandler, preValidationHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler, onResponseHookHandler, onSendHookHandler, preValidationHookHandler } from 'fastify'
 import type { RouteSpec } from '../api/route-spec.js'
 
 /** The route-level hooks a stage puts on one route, by Fastify lifecycle phase. */
@@ -6,6 +6,7 @@ export interface StageHooks {
   onRequest?: onRequestHookHandler
   preValidation?: preValidationHookHandler
   onSend?: onSendHookHandler
+  onResponse?: onResponseHookHandler
 }
 
 /**

@@ -50,6 +50,12 @@ export interface IdempotencyStore {
    * @returns false if the slot was taken over (lease expired) or is gone.
    */
   complete(slot: string, token: string, response: StoredResponse, now: Date): Promise<boolean>
+  /**
+   * Extends the lease of an in-flight slot `token` still holds to `leaseUntil` (the plugin's
+   * heartbeat while a request runs, so a short lease only runs out when its holder died).
+   * @returns false if the slot is gone, completed, or held by another token.
+   */
+  renew(slot: string, token: string, leaseUntil: Date): Promise<boolean>
   /** Frees the slot if `token` still holds it and it is in flight: the retry will execute (5xx, 401, 403, 429). */
   release(slot: string, token: string): Promise<void>
   /** Deletes up to `limit` records created before `before`. @returns how many were deleted. */

@@ -21,7 +21,8 @@ const DAY = 24 * HOUR
 /** Spec 4.4: stored responses are kept 24 hours. */
 const RETENTION_MS = DAY
 /** The default lease of an in-flight marker (src/options.ts). */
-const LEASE_MS = 60 * SECOND
+/** The default lease (docs/decisions.md): short, because the corridor renews it while a request runs. */
+const LEASE_MS = 10 * SECOND
 
 const todoBody = (title = 'Call the supplier') => ({ title, list_id: listIds(1)[0], assigned_to: exclusiveMemberIds(1)[0] })
 const userBody = { email: 'replay.me@example.com', first_name: 'Replay', last_name: 'Me' }
@@ -369,6 +370,25 @@ describe.each(WRITE_ADAPTERS)('idempotent retries ($name)', (factory) => {
       expect(await t.events()).toHaveLength(1)
     })
 
+    it('renews the lease while the request runs: a slow request keeps its slot past the first lease', async () => {
+      // A lease of 600 ms renewed every 200 ms (real time); the fake clock says how late it is.
+      await t.close()
+      await open({ idempotencyOptions: { leaseMs: 600 } })
+      const held = t.writes.holdNext()
+      const pending = t.post('/v1/todos', todoBody(), bearer(key, 'slow-but-alive'))
+      await held.arrived
+      t.clock.advance(500)
+      // Real time for at least two heartbeats, each renewing to (fake) now + 600 ms.
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      t.clock.advance(500) // 1,000 ms after the start: the first lease (600 ms) is long gone
+      expectError(await t.post('/v1/todos', todoBody(), bearer(key, 'slow-but-alive')), 409, 'conflict')
+      held.release()
+      const first = await pending
+      expectExecuted(first, 201)
+      expectReplayOf(await t.post('/v1/todos', todoBody(), bearer(key, 'slow-but-alive')), first)
+      expect(await todoCount()).toBe(seedTodoCount + 1)
+    })
+
     it('honours idempotencyOptions.leaseMs', async () => {
       await t.close()
       await open({ idempotencyOptions: { leaseMs: 5 * SECOND } })
@@ -422,6 +442,7 @@ describe.each(WRITE_ADAPTERS)('idempotent retries ($name)', (factory) => {
       const spy: IdempotencyStore = {
         begin: (request) => store.begin(request),
         complete: (slot, token, response, now) => store.complete(slot, token, response, now),
+        renew: (slot, token, leaseUntil) => store.renew(slot, token, leaseUntil),
         release: (slot, token) => store.release(slot, token),
         async purgeExpired(before, limit) {
           expect(before.getTime()).toBe(t.clock.now() - RETENTION_MS)
@@ -457,6 +478,7 @@ describe.each(WRITE_ADAPTERS)('idempotent retries ($name)', (factory) => {
         const reporting: IdempotencyStore = {
           begin: (request) => (store as IdempotencyStore).begin(request),
           complete: (slot, token, response, now) => (store as IdempotencyStore).complete(slot, token, response, now),
+          renew: (slot, token, leaseUntil) => (store as IdempotencyStore).renew(slot, token, leaseUntil),
           release: (slot, token) => (store as IdempotencyStore).release(slot, token),
           purgeExpired(before, limit) {
             const result = (store as IdempotencyStore).purgeExpired(before, limit)
