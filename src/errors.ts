@@ -34,6 +34,8 @@ export const UnauthorizedError = createError('unauthorized', UNAUTHORIZED_MESSAG
 export const ForbiddenError = createError('forbidden', '%s', 403)
 export const NotFoundError = createError('not_found', '%s', 404)
 export const ConflictError = createError('conflict', '%s', 409)
+/** Spec 7: 429 with `Retry-After`; the code is ours (the spec leaves it open). */
+export const RateLimitedError = createError('rate_limited', '%s', 429)
 
 export class ValidationError extends Error {
   readonly code = 'validation_error'
@@ -45,7 +47,7 @@ export class ValidationError extends Error {
 }
 
 /** The codes our own errors carry; any other error is named by its status (`STATUS_CODES`). */
-export const API_ERROR_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'validation_error'])
+export const API_ERROR_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'rate_limited', 'validation_error'])
 
 /** Maps an HTTP status of a Fastify or unknown error to the API's error code. */
 export const STATUS_CODES: Readonly<Record<number, string>> = {

@@ -2,6 +2,7 @@ import { RESOURCES } from './api/index.js'
 import { OPTION_ERROR_CODES, WorkforceOptionError } from './errors.js'
 import type { Clock } from './ports/clock.js'
 import type { WorkforcePorts } from './ports/index.js'
+import type { RateLimitOptions } from './corridor/rate-limit.js'
 import type { InviteSender } from './ports/invite-sender.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
@@ -29,6 +30,13 @@ export interface WorkforceApiOptions extends WorkforcePorts {
   moduleCacheTtlMs?: number
   /** At most one `touchLastUsed` per key per this many ms per process. Default 60,000. */
   lastUsedThrottleMs?: number
+  /**
+   * Rate limiting (spec 7, 8): `max` requests per key per `timeWindow` ms (default 600 per
+   * 60,000; a key's own `rate_limit` overrides `max`), and `failedAuth` failed authentications
+   * per client IP (default 60 per 60,000). `redis` (an ioredis client or URL) shares the
+   * counters across instances. `false` turns both off. Default: on, counted in this process.
+   */
+  rateLimit?: false | RateLimitOptions
 }
 
 /**
@@ -79,7 +87,24 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
     checkInteger('keyCache.ttlMs', keyCache.ttlMs, 0, MAX_KEY_CACHE_TTL_MS)
   }
   checkInteger('moduleCacheTtlMs', options.moduleCacheTtlMs, 0, 60_000)
+  checkRateLimit(options.rateLimit)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
+}
+
+function checkRateLimit(rateLimit: unknown): void {
+  if (rateLimit === undefined || rateLimit === false) return
+  if (rateLimit === null || typeof rateLimit !== 'object') fail('rateLimit', 'must be false or an object')
+  const { max, timeWindow, redis, failedAuth } = rateLimit as RateLimitOptions
+  checkInteger('rateLimit.max', max, 1, 1_000_000_000)
+  checkInteger('rateLimit.timeWindow', timeWindow, 1_000, 86_400_000)
+  if (redis !== undefined && !(typeof redis === 'string' ? /^rediss?:\/\//.test(redis) : typeof (redis as { defineCommand?: unknown })?.defineCommand === 'function')) {
+    fail('rateLimit.redis', 'must be an ioredis client or a redis:// URL')
+  }
+  if (failedAuth !== undefined) {
+    if (failedAuth === null || typeof failedAuth !== 'object') fail('rateLimit.failedAuth', 'must be an object')
+    checkInteger('rateLimit.failedAuth.max', failedAuth.max, 1, 1_000_000_000)
+    checkInteger('rateLimit.failedAuth.timeWindow', failedAuth.timeWindow, 1_000, 86_400_000)
+  }
 }
 
 function checkInteger(name: string, value: unknown, min: number, max: number): void {

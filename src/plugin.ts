@@ -4,6 +4,7 @@ import { apiRoutes } from './api/index.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
 import { corridorStages, registerCorridor, type RouteTableEntry } from './corridor/index.js'
+import { resolveRateLimits } from './corridor/rate-limit.js'
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_PURGE_BATCH,
@@ -46,7 +47,9 @@ const api = fp(
     const { storage, writes, idempotency, verifier, clock } = options
     // checkOptions guarantees both or neither.
     const writable = writes !== undefined && idempotency !== undefined
-    registerCorridor(
+    const limits = options.rateLimit === false ? undefined : await resolveRateLimits(options.rateLimit ?? {}, app.log)
+    if (limits !== undefined) app.addHook('onClose', () => limits.close())
+    await registerCorridor(
       app,
       corridorStages({
         verifier,
@@ -54,6 +57,7 @@ const api = fp(
         modules: options.modules,
         moduleCacheTtlMs: options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS,
         idempotency: writable ? idempotencySettings(idempotency, options.idempotencyOptions, clock) : undefined,
+        rateLimit: limits?.settings,
       }),
       options.table,
     )

@@ -13,6 +13,8 @@ export interface AuthenticatedKey {
   keyId: string
   companyId: number
   scopes: ReadonlySet<string>
+  /** The key's own requests per rate-limit window, or `null` for the plugin's default. */
+  rateLimit: number | null
 }
 
 interface CachedKey {
@@ -106,7 +108,7 @@ export class KeyVerifier {
   async #load(keyId: string): Promise<CachedKey> {
     const record = await this.#keyStore.find(keyId)
     const entry: CachedKey = {
-      auth: { keyId, companyId: record?.company_id ?? 0, scopes: new Set(record?.scopes ?? []) },
+      auth: { keyId, companyId: record?.company_id ?? 0, scopes: new Set(record?.scopes ?? []), rateLimit: record?.rate_limit ?? null },
       digest: Buffer.from(record?.secret_hash ?? DUMMY_SECRET_HASH, 'hex'),
       usable: record?.state === 'active',
       expiresAt: record?.expires_at?.getTime() ?? null,

@@ -24,7 +24,9 @@ export function authenticate(verifier: KeyVerifier): CorridorStage {
   }
   return {
     name: 'authenticate',
-    setup: (app) => app.decorateRequest('workforceAuth', null),
+    setup(app) {
+      app.decorateRequest('workforceAuth', null)
+    },
     hooksFor: () => ({ onRequest }),
   }
 }

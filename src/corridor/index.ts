@@ -7,6 +7,7 @@ import type { Scope } from '../scopes.js'
 import { authenticate } from './authenticate.js'
 import { authorize } from './authorize.js'
 import { idempotency, type IdempotencySettings } from './idempotency.js'
+import { rateLimits, type RateLimitSettings } from './rate-limit.js'
 import { handleError, handleNotFound } from './render.js'
 import { setResponseHeaders } from './response-headers.js'
 import type { CorridorStage, StageHooks } from './stage.js'
@@ -19,20 +20,26 @@ export interface CorridorDependencies {
   clock: Clock
   /** Present when the API takes writes. */
   idempotency?: IdempotencySettings
+  /** Absent when the host turned rate limiting off (`rateLimit: false`). */
+  rateLimit?: RateLimitSettings
 }
 
 /**
  * The corridor every API request walks, in order:
  *
- *   authenticate → authorize → idempotency (mutations) → validate → handler → render
+ *   failed-auth limit → authenticate → rate limit → authorize → idempotency (mutations)
+ *     → validate → handler → render
  *
  * The stages listed here put route-level hooks on each route, in this order; validation
  * (`./validate.ts`) and rendering (`./render.ts`) are the context's schema compiler and
  * error handler. Adding a stage is one file and one line in this list.
  */
 export function corridorStages(deps: CorridorDependencies): CorridorStage[] {
+  const limits = deps.rateLimit === undefined ? undefined : rateLimits(deps.rateLimit)
   return [
+    ...(limits === undefined ? [] : [limits.failedAuth]),
     authenticate(deps.verifier),
+    ...(limits === undefined ? [] : [limits.perKey]),
     authorize(deps.modules, deps.moduleCacheTtlMs, deps.clock),
     ...(deps.idempotency === undefined ? [] : [idempotency(deps.idempotency)]),
   ]
@@ -58,14 +65,14 @@ const RESPONSE_PHASES = ['onSend', 'onResponse'] as const
  * `onRoute` listener that puts the stages' hooks on each route in corridor order. A route
  * not declared through `mountRoute` fails registration: nothing in this context goes unguarded.
  */
-export function registerCorridor(app: FastifyInstance, stages: readonly CorridorStage[], table: RouteTableEntry[]): void {
+export async function registerCorridor(app: FastifyInstance, stages: readonly CorridorStage[], table: RouteTableEntry[]): Promise<void> {
   app.setValidatorCompiler(createValidatorCompiler())
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
   // Bodies are JSON only: any other media type is a 415, not a string body that fails later.
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', setResponseHeaders)
-  for (const stage of stages) stage.setup?.(app)
+  for (const stage of stages) await stage.setup?.(app)
 
   app.addHook('onRoute', (route) => {
     const spec = routeSpecOf(route)

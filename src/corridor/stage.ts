@@ -16,8 +16,8 @@ export interface StageHooks {
 export interface CorridorStage {
   /** Its name in `app.workforceApi.routes` and docs/architecture.md. */
   name: string
-  /** Context-wide set-up, once, before any route is declared (request decorators, timers). */
-  setup?(app: FastifyInstance): void
+  /** Context-wide set-up, once, before any route is declared (request decorators, timers, plugins). */
+  setup?(app: FastifyInstance): void | Promise<void>
   /** The hooks that guard `route`, or `null` where the stage does not apply to it. */
   hooksFor(route: RouteSpec): StageHooks | null
 }

@@ -56,10 +56,11 @@ describe('the corridor on every route of the API', () => {
     expect([...mounted].sort()).toEqual([...SPEC_ENDPOINTS, ...heads].sort())
   })
 
-  it('guards every route with authenticate then authorize, and every mutation with idempotency after them', async () => {
+  it('guards every route in corridor order: failed-auth limit, authenticate, rate limit, authorize, and idempotency on mutations', async () => {
     t = await buildWriteApp()
+    const guards = ['failed-auth-limit', 'authenticate', 'rate-limit', 'authorize']
     for (const route of t.app.workforceApi.routes) {
-      const expected = READ_ONLY.has(route.method) ? ['authenticate', 'authorize'] : ['authenticate', 'authorize', 'idempotency']
+      const expected = READ_ONLY.has(route.method) ? guards : [...guards, 'idempotency']
       expect({ route: `${route.method} ${route.url}`, stages: route.stages }).toEqual({ route: `${route.method} ${route.url}`, stages: expected })
     }
   })
@@ -69,6 +70,13 @@ describe('the corridor on every route of the API', () => {
     const routes = t.app.workforceApi.routes
     expect(routes.filter((route) => !READ_ONLY.has(route.method))).toEqual([])
     expect(routes.every((route) => !route.stages.includes('idempotency'))).toBe(true)
+  })
+
+  it('rateLimit: false mounts neither rate-limit stage', async () => {
+    t = await buildWriteApp({ options: { rateLimit: false } })
+    for (const route of t.app.workforceApi.routes) {
+      expect(route.stages.filter((stage) => stage.includes('limit'))).toEqual([])
+    }
   })
 
   it('every route answers 401 in the envelope without a key', async () => {
@@ -201,7 +209,7 @@ describe('registerCorridor', () => {
     const log: string[] = []
     const app = Fastify()
     const table: RouteTableEntry[] = []
-    registerCorridor(app, [stage('a', log), stage('b', log), stage('c', log)], table)
+    await registerCorridor(app, [stage('a', log), stage('b', log), stage('c', log)], table)
     mountRoute(app, route(log))
     const response = await app.inject({ method: 'POST', url: '/thing', payload: {} })
     expect(response.statusCode).toBe(200)
@@ -223,7 +231,7 @@ describe('registerCorridor', () => {
 
   it('refuses a route in the API context that was not declared through mountRoute', async () => {
     const app = Fastify()
-    registerCorridor(app, [], [])
+    await registerCorridor(app, [], [])
     expect(() => app.get('/unguarded', async () => ({}))).toThrow(/GET \/unguarded was not declared with mountRoute\(\)/)
     await app.close()
   })
