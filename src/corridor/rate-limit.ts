@@ -132,7 +132,8 @@ export async function resolveRateLimits(option: RateLimitOptions, log: FastifyIn
   } else {
     redis = option.redis
   }
-  if (redis !== undefined) watchOutages(redis, log)
+  const watch = redis === undefined ? undefined : watchOutages(redis, log)
+  if (redis !== undefined) await firstConnection(redis)
   return {
     settings: {
       max: option.max ?? DEFAULT_RATE_LIMIT_MAX,
@@ -142,21 +143,51 @@ export async function resolveRateLimits(option: RateLimitOptions, log: FastifyIn
       ...(redis === undefined ? {} : { redis }),
     },
     async close() {
+      watch?.stop()
       if (owned) redis?.disconnect()
     },
   }
 }
 
-function watchOutages(redis: Redis, log: FastifyInstance['log']): void {
-  let down = false
-  redis.on('error', (error: Error) => {
-    if (down) return
-    down = true
-    log.warn({ err: error }, 'workforce-api: rate-limit Redis unreachable; counting per request is skipped until it is back')
+/**
+ * Waits (at most the connect timeout) for the client's first connection, so counting starts
+ * with the first request: without an offline queue, commands sent while connecting fail. If
+ * Redis is not there, the app starts anyway, failing open.
+ */
+async function firstConnection(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      redis.off('ready', done)
+      redis.off('error', done)
+      resolve()
+    }
+    const timer = setTimeout(done, REDIS_CLIENT_OPTIONS.connectTimeout)
+    redis.once('ready', done)
+    redis.once('error', done)
   })
+}
+
+/** Logs an outage once when it starts (connection lost or refused) and once when it ends. */
+function watchOutages(redis: Redis, log: FastifyInstance['log']): { stop(): void } {
+  let down = false
+  let stopped = false
+  const lost = (error?: Error) => {
+    if (down || stopped) return
+    down = true
+    log.warn({ err: error }, 'workforce-api: rate-limit Redis unreachable; requests are served uncounted until it is back')
+  }
+  redis.on('error', lost)
+  redis.on('close', () => lost())
   redis.on('ready', () => {
-    if (!down) return
+    if (!down || stopped) return
     down = false
     log.info('workforce-api: rate-limit Redis reachable again; shared counting resumed')
   })
+  return {
+    stop() {
+      stopped = true
+    },
+  }
 }

@@ -1,0 +1,50 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { workforceApi } from '../../src/plugin.js'
+import { portsOf } from '../../src/ports/index.js'
+import { generateDataset } from '../../src/seed/generate.js'
+import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { describeRedis, redisUrl } from '../helpers/redis.js'
+
+// Issue 9: N instances on one Postgres and one Redis keep one budget per key.
+describePostgres('two instances, separate pools and Redis clients', () => {
+  describeRedis('share one rate budget per key', () => {
+    const database = useTestDatabase()
+    const instances: Array<{ app: FastifyInstance; adapter: PostgresAdapter; url: string }> = []
+
+    beforeAll(async () => {
+      for (let index = 0; index < 2; index++) {
+        const adapter = await openPostgresAdapter({ connectionString: database.current.url })
+        if (index === 0) await adapter.loadDataset(generateDataset())
+        const app = Fastify()
+        await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter), rateLimit: { max: 10, redis: redisUrl as string } })
+        const url = await app.listen({ port: 0, host: '127.0.0.1' })
+        instances.push({ app, adapter, url: `${url}/api/public/v1` })
+      }
+    })
+    afterAll(async () => {
+      for (const { app, adapter } of instances) {
+        await app.close()
+        await adapter.close()
+      }
+    })
+
+    it('with max 10, exactly 10 of 20 requests spread over both instances succeed', async () => {
+      const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]]
+      const { key } = await a.app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'] })
+      const statuses: number[] = []
+      const remaining: string[] = []
+      for (let i = 0; i < 20; i++) {
+        const target = i % 2 === 0 ? a : b
+        const response = await fetch(`${target.url}/users?per_page=1`, { headers: { 'x-api-key': key } })
+        statuses.push(response.status)
+        if (response.status === 200) remaining.push(response.headers.get('x-ratelimit-remaining') as string)
+        await response.arrayBuffer()
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(10)
+      expect(statuses.slice(10).every((status) => status === 429)).toBe(true)
+      expect(remaining).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0'])
+    })
+  })
+})
