@@ -21,5 +21,7 @@ export {
   workforceServerOptions,
   type ServerLimits,
 } from './server/server-limits.js'
+export { READINESS_TIMEOUT_MS, workforceReadiness, type Readiness } from './server/health.js'
+export type { RateLimitOptions } from './corridor/rate-limit.js'
 export type { RouteTableEntry } from './corridor/index.js'
 export { LOG_REDACT_PATHS } from './logging.js'

@@ -46,8 +46,12 @@ export interface RouteSpec {
   handler: RouteHandlerMethod
 }
 
-/** Where a mounted route carries its declaration, for the corridor's `onRoute` listener. */
-const SPEC_KEY = 'workforceRoute'
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The declaration of a route mounted by `mountRoute`: the corridor's `onRoute` listener reads it. */
+    workforceRoute?: RouteSpec
+  }
+}
 
 /** Mounts `spec` on `app` (the API's encapsulated context). */
 export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
@@ -55,7 +59,7 @@ export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
     method: spec.method,
     url: spec.url,
     schema: { ...spec.schema, operationId: spec.operationId, summary: spec.summary, tags: [spec.tag] },
-    config: { [SPEC_KEY]: spec },
+    config: { workforceRoute: spec },
     ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
     handler: spec.handler,
   })
@@ -63,7 +67,7 @@ export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
 
 /** The declaration of a route mounted by `mountRoute`, or `undefined` for any other route. */
 export function routeSpecOf(route: RouteOptions): RouteSpec | undefined {
-  return (route.config as Record<string, RouteSpec | undefined> | undefined)?.[SPEC_KEY]
+  return (route.config as { workforceRoute?: RouteSpec } | undefined)?.workforceRoute
 }
 
 /** What the write routes need beyond storage: present only when the host configured writes. */

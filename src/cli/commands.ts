@@ -8,6 +8,7 @@ import { portsOf } from '../ports/index.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
 import { generateDataset, SEED_COMPANIES } from '../seed/generate.js'
 import { parseInstant } from '../time/calendar.js'
+import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
 import { hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
 import { booleanFlag, durationFlag, parseFlags, positiveInteger, required } from './flags.js'
 import { CliError, describeDb, openAdapter, type CliAdapter } from './open-adapter.js'
@@ -143,12 +144,15 @@ export async function modules(args: string[], out: CliOutput): Promise<void> {
 
 export const DEFAULT_PORT = 3000
 export const DEFAULT_HOST = '127.0.0.1'
+/** How long `serve` lets in-flight requests finish after SIGTERM or SIGINT. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
 
 /** Starts a server; resolves with a `close()` once it listens (the CLI keeps it open until a signal). */
 export async function serve(args: string[], out: CliOutput): Promise<{ url: string; close(): Promise<void> }> {
   const usage =
-    'workforce-api serve --db <file|postgres-url> [--port N] [--host H] [--request-timeout 30s] [--headers-timeout 10s] ' +
-    '[--keep-alive-timeout 5s] [--socket-timeout 60s] [--max-connections 1000]'
+    'workforce-api serve --db <file|postgres-url> [--port N] [--host H] [--redis URL] [--rate-limit 600] [--rate-limit-window 60s] ' +
+    '[--request-timeout 30s] [--headers-timeout 10s] [--keep-alive-timeout 5s] [--socket-timeout 60s] [--max-connections 1000] ' +
+    '[--shutdown-timeout 10s]'
   const flags = parseFlags(
     args,
     {
@@ -160,6 +164,10 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       'keep-alive-timeout': { type: 'string' },
       'socket-timeout': { type: 'string' },
       'max-connections': { type: 'string' },
+      redis: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'rate-limit-window': { type: 'string' },
+      'shutdown-timeout': { type: 'string' },
     },
     usage,
   )
@@ -174,6 +182,13 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   if (flags['keep-alive-timeout'] !== undefined) limits.keepAliveTimeoutMs = durationFlag(flags['keep-alive-timeout'], 'keep-alive-timeout')
   if (flags['socket-timeout'] !== undefined) limits.socketTimeoutMs = durationFlag(flags['socket-timeout'], 'socket-timeout')
   if (flags['max-connections'] !== undefined) limits.maxConnections = positiveInteger(flags['max-connections'], 'max-connections')
+  if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) throw new CliError(`--redis must be a redis:// URL, got "${flags.redis}"`, 2)
+  const rateLimit = {
+    ...(flags['rate-limit'] === undefined ? {} : { max: positiveInteger(flags['rate-limit'], 'rate-limit') }),
+    ...(flags['rate-limit-window'] === undefined ? {} : { timeWindow: durationFlag(flags['rate-limit-window'], 'rate-limit-window') }),
+    ...(flags.redis === undefined ? {} : { redis: flags.redis }),
+  }
+  const shutdownMs = flags['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : durationFlag(flags['shutdown-timeout'], 'shutdown-timeout')
   const adapter = await openAdapter(db)
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, ...workforceServerOptions(limits) })
   try {
@@ -181,9 +196,11 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
     hardenWorkforceServer(app, limits)
     app.setNotFoundHandler(handleNotFound)
     app.setErrorHandler(handleError)
+    registerHealthRoutes(app, () => workforceReadiness(adapter))
     await app.register(workforceApi, {
       prefix: '/api/public',
       ...portsOf(adapter),
+      rateLimit,
     })
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {
@@ -198,9 +215,17 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   out.line(`workforce-api listening on ${url} (API at ${url}/api/public/v1)`)
   return {
     url,
+    // Graceful: stop accepting, let in-flight requests finish (closing idle connections at
+    // once), and past the bound cut what is left; then Redis (onClose) and the database.
     async close() {
-      await app.close()
-      await adapter.close()
+      const force = setTimeout(() => app.server.closeAllConnections(), shutdownMs)
+      force.unref()
+      try {
+        await app.close()
+      } finally {
+        clearTimeout(force)
+        await adapter.close()
+      }
     },
   }
 }

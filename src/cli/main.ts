@@ -8,7 +8,7 @@ commands:
   seed     --db X [--scale N] [--json]            migrate and load the demo data set
   keys     create|list|disable|enable|revoke ...  manage API keys
   modules  set --db X --company ID --module M --active true|false
-  serve    --db X [--port N] [--host H]           start the API server
+  serve    --db X [--port N] [--host H] [--redis URL] [--rate-limit N] ...   start the API server
 
 --db is a SQLite file path.`
 
@@ -28,8 +28,15 @@ async function main(argv: string[]): Promise<void> {
       return modules(args, out)
     case 'serve': {
       const server = await serve(args, out)
-      const stop = () => {
-        server.close().then(() => process.exit(0), () => process.exit(1))
+      const stop = (signal: NodeJS.Signals) => {
+        process.stderr.write(`workforce-api: ${signal}: finishing in-flight requests, then exiting\n`)
+        server.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            process.stderr.write(`workforce-api: shutdown failed: ${String(error)}\n`)
+            process.exit(1)
+          },
+        )
       }
       process.once('SIGINT', stop)
       process.once('SIGTERM', stop)
