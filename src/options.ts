@@ -70,6 +70,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
       if (typeof store[method] !== 'function') fail(`idempotency.${method}`, 'must be a function')
     }
   }
+  if (options.invalidations !== undefined && typeof options.invalidations?.subscribe !== 'function') fail('invalidations', 'must have a subscribe() method')
   if (options.invites !== undefined && typeof options.invites?.sendInvite !== 'function') fail('invites', 'must have a sendInvite() method')
   const timings = options.idempotencyOptions
   if (timings !== undefined) {

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { apiRoutes } from './api/index.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
+import { ModuleCache } from './auth/module-cache.js'
 import { corridorStages, registerCorridor, type RouteTableEntry } from './corridor/index.js'
 import { resolveRateLimits } from './corridor/rate-limit.js'
 import {
@@ -16,6 +17,7 @@ import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, type WorkforceApiOptions } from './options.js'
 import { systemClock, type Clock } from './ports/clock.js'
 import type { IdempotencyStore } from './ports/idempotency-store.js'
+import type { InvalidationFeed } from './ports/invalidation-feed.js'
 import type { InviteSender } from './ports/invite-sender.js'
 
 /** What the plugin adds to the host's Fastify instance. */
@@ -34,6 +36,7 @@ declare module 'fastify' {
 
 interface ApiContextOptions extends WorkforceApiOptions {
   verifier: KeyVerifier
+  moduleCache: ModuleCache
   clock: Clock
   table: RouteTableEntry[]
 }
@@ -53,9 +56,7 @@ const api = fp(
       app,
       corridorStages({
         verifier,
-        clock,
-        modules: options.modules,
-        moduleCacheTtlMs: options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS,
+        modules: options.moduleCache,
         idempotency: writable ? idempotencySettings(idempotency, options.idempotencyOptions, clock) : undefined,
         rateLimit: limits?.settings,
       }),
@@ -81,9 +82,11 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
     lastUsedThrottleMs: options.lastUsedThrottleMs,
     onTouchError: (error) => app.log.warn({ err: error }, 'workforce-api: could not record key use'),
   })
+  const moduleCache = new ModuleCache(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, clock)
+  followInvalidations(app, options.invalidations, verifier, moduleCache)
   const table: RouteTableEntry[] = []
   app.decorate('workforceApi', { keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)), routes: table })
-  await app.register(api, { ...options, verifier, clock, table, prefix: options.prefix ?? '' })
+  await app.register(api, { ...options, verifier, moduleCache, clock, table, prefix: options.prefix ?? '' })
 }
 
 /**
@@ -120,4 +123,24 @@ function loggingInviteSender(app: FastifyInstance): InviteSender {
       app.log.info({ invitation }, 'workforce-api: invitation to send (no InviteSender configured)')
     },
   }
+}
+
+/**
+ * Follows the host's invalidation feed, if it has one, while the app runs: a key or module
+ * changed anywhere is forgotten here at once, and everything is forgotten after a gap in the
+ * feed (messages may have been missed). Without a feed, the cache TTLs bound staleness.
+ */
+function followInvalidations(app: FastifyInstance, feed: InvalidationFeed | undefined, verifier: KeyVerifier, modules: ModuleCache): void {
+  if (feed === undefined) return
+  let stop: (() => Promise<void>) | undefined
+  app.addHook('onReady', async () => {
+    stop = await feed.subscribe(
+      (change) => (change.kind === 'key' ? verifier.invalidate(change.keyId) : modules.invalidate(change.companyId, change.module)),
+      () => {
+        verifier.clear()
+        modules.clear()
+      },
+    )
+  })
+  app.addHook('onClose', async () => stop?.())
 }

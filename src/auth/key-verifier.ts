@@ -101,6 +101,11 @@ export class KeyVerifier {
     this.#cache.delete(keyId)
   }
 
+  /** Forgets every key: after a gap in the invalidation feed, any entry may be stale. */
+  clear(): void {
+    this.#cache.clear()
+  }
+
   /**
    * Looks the id up and caches the answer. An unknown id is cached too, as an unusable entry
    * built the same way (a flood of unknown ids costs one lookup each per TTL, within `max`).

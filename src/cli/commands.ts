@@ -52,7 +52,7 @@ export async function seed(args: string[], out: CliOutput): Promise<void> {
 export async function keys(args: string[], out: CliOutput): Promise<void> {
   const [action, ...rest] = args
   const usage =
-    'workforce-api keys create --db X --company ID --scopes a,b|all [--expires-at ISO] [--name S] [--json]\n' +
+    'workforce-api keys create --db X --company ID --scopes a,b|all [--expires-at ISO] [--name S] [--rate-limit N] [--json]\n' +
     '       workforce-api keys list --db X [--company ID] [--json]\n' +
     '       workforce-api keys disable|enable|revoke --db X --key-id ID [--json]'
   const flags = parseFlags(
@@ -64,6 +64,7 @@ export async function keys(args: string[], out: CliOutput): Promise<void> {
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
       name: { type: 'string' },
+      'rate-limit': { type: 'string' },
       'key-id': { type: 'string' },
     },
     usage,
@@ -85,6 +86,7 @@ export async function keys(args: string[], out: CliOutput): Promise<void> {
             scopes: required(flags.scopes, 'scopes', usage).split(','),
             expiresAt,
             name: flags.name ?? null,
+            rateLimit: flags['rate-limit'] === undefined ? null : positiveInteger(flags['rate-limit'], 'rate-limit'),
           })
           out.line(`key ${info.key_id} for company ${companyId} (${info.scopes.join(', ')})`)
           out.line(`${key}`)

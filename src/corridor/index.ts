@@ -1,8 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { routeSpecOf } from '../api/route-spec.js'
 import type { KeyVerifier } from '../auth/key-verifier.js'
-import type { Clock } from '../ports/clock.js'
-import type { ModuleRegistry } from '../ports/module-registry.js'
+import type { ModuleCache } from '../auth/module-cache.js'
 import type { Scope } from '../scopes.js'
 import { authenticate } from './authenticate.js'
 import { authorize } from './authorize.js'
@@ -15,9 +14,7 @@ import { createValidatorCompiler } from './validate.js'
 
 export interface CorridorDependencies {
   verifier: KeyVerifier
-  modules: ModuleRegistry
-  moduleCacheTtlMs: number
-  clock: Clock
+  modules: ModuleCache
   /** Present when the API takes writes. */
   idempotency?: IdempotencySettings
   /** Absent when the host turned rate limiting off (`rateLimit: false`). */
@@ -40,7 +37,7 @@ export function corridorStages(deps: CorridorDependencies): CorridorStage[] {
     ...(limits === undefined ? [] : [limits.failedAuth]),
     authenticate(deps.verifier),
     ...(limits === undefined ? [] : [limits.perKey]),
-    authorize(deps.modules, deps.moduleCacheTtlMs, deps.clock),
+    authorize(deps.modules),
     ...(deps.idempotency === undefined ? [] : [idempotency(deps.idempotency)]),
   ]
 }

@@ -12,6 +12,8 @@ export interface ApiKeyInfo {
   /** `expired` is derived: an active key whose `expires_at` has passed. */
   state: KeyState | 'expired'
   expires_at: string | null
+  /** Requests per rate-limit window for this key; `null` uses the plugin's `rateLimit.max`. */
+  rate_limit: number | null
   created_at: string
   last_used_at: string | null
 }
@@ -21,6 +23,8 @@ export interface CreateKeyInput {
   scopes: readonly string[]
   expiresAt?: Date | null
   name?: string | null
+  /** This key's requests per rate-limit window (1 to 1,000,000,000); default: the plugin's `rateLimit.max`. */
+  rateLimit?: number | null
 }
 
 export interface CreatedKey {
@@ -39,6 +43,9 @@ export class KeyManagementError extends Error {
     this.name = 'KeyManagementError'
   }
 }
+
+/** The largest per-key budget, matching `rateLimit.max`. */
+export const MAX_KEY_RATE_LIMIT = 1_000_000_000
 
 /** Spec 3.4: which states each administrative action may start from. */
 const TRANSITIONS = {
@@ -74,6 +81,10 @@ export class KeyManager {
     if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
       throw new KeyManagementError('expiresAt must be a valid date', 'invalid_input')
     }
+    const rateLimit = input.rateLimit ?? null
+    if (rateLimit !== null && (!Number.isSafeInteger(rateLimit) || rateLimit < 1 || rateLimit > MAX_KEY_RATE_LIMIT)) {
+      throw new KeyManagementError(`rateLimit must be an integer from 1 to ${MAX_KEY_RATE_LIMIT}`, 'invalid_input')
+    }
     const { key, keyId, secretHash } = generateApiKey()
     const record: ApiKeyRecord = {
       key_id: keyId,
@@ -83,6 +94,7 @@ export class KeyManager {
       expires_at: expiresAt,
       state: 'active',
       name: input.name ?? null,
+      rate_limit: rateLimit,
       created_at: new Date(this.clock.now()),
       last_used_at: null,
     }
@@ -130,6 +142,7 @@ export class KeyManager {
       scopes: [...record.scopes],
       state: expired ? 'expired' : record.state,
       expires_at: record.expires_at?.toISOString() ?? null,
+      rate_limit: record.rate_limit ?? null,
       created_at: record.created_at.toISOString(),
       last_used_at: record.last_used_at?.toISOString() ?? null,
     }

@@ -1,5 +1,6 @@
 import type { Dataset } from './dataset.js'
 import type { IdempotencyStore } from './idempotency-store.js'
+import type { InvalidationFeed } from './invalidation-feed.js'
 import type { KeyStore } from './key-store.js'
 import type { ModuleRegistry, ModuleSwitchboard } from './module-registry.js'
 import type { Storage } from './storage.js'
@@ -16,6 +17,8 @@ export interface WorkforcePorts {
   writes?: WriteStorage
   /** Required with `writes`. */
   idempotency?: IdempotencyStore
+  /** Tells this instance of key and module changes made anywhere (else the cache TTLs bound staleness). */
+  invalidations?: InvalidationFeed
 }
 
 /**
@@ -23,7 +26,7 @@ export interface WorkforcePorts {
  * fixture and lifecycle hooks that tests, the CLI and the conformance suite use.
  * One type, so the three adapters cannot drift apart.
  */
-export interface ReferenceAdapterPorts extends Required<WorkforcePorts> {
+export interface ReferenceAdapterPorts extends Required<Omit<WorkforcePorts, 'invalidations'>>, Pick<WorkforcePorts, 'invalidations'> {
   modules: ModuleSwitchboard
   /** Fixture hook: stores `dataset` with its ids unchanged. */
   loadDataset(dataset: Dataset): Promise<void>
@@ -40,6 +43,6 @@ export interface ReferenceAdapterPorts extends Required<WorkforcePorts> {
  * await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter) })
  */
 export function portsOf(adapter: WorkforcePorts): WorkforcePorts {
-  const { storage, keyStore, modules, writes, idempotency } = adapter
-  return { storage, keyStore, modules, writes, idempotency }
+  const { storage, keyStore, modules, writes, idempotency, invalidations } = adapter
+  return { storage, keyStore, modules, writes, idempotency, ...(invalidations === undefined ? {} : { invalidations }) }
 }

@@ -5,7 +5,7 @@ import { KeyManagementError, KeyManager, normaliseScopes } from '../../src/keys/
 import { SPEC_SCOPES } from '../helpers/spec-scopes.js'
 
 
-const INFO_KEYS = ['company_id', 'created_at', 'expires_at', 'key_id', 'last_used_at', 'name', 'scopes', 'state']
+const INFO_KEYS = ['company_id', 'created_at', 'expires_at', 'key_id', 'last_used_at', 'name', 'rate_limit', 'scopes', 'state']
 
 describe('KeyManager', () => {
   let now: number
@@ -38,6 +38,7 @@ describe('KeyManager', () => {
       scopes: ['users:read'],
       state: 'active',
       expires_at: null,
+      rate_limit: null,
       created_at: '2026-06-01T12:00:00.000Z',
       last_used_at: null,
     })
