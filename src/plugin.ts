@@ -13,6 +13,7 @@ import {
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencySettings,
 } from './corridor/idempotency.js'
+import { InvitationManager } from './invitations/invitation-manager.js'
 import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, type WorkforceApiOptions } from './options.js'
 import { systemClock, type Clock } from './ports/clock.js'
@@ -24,6 +25,11 @@ import type { InviteSender } from './ports/invite-sender.js'
 export interface WorkforceApiDecorator {
   /** Key administration: create (plaintext shown once), disable, enable, revoke, list. */
   keys: KeyManager
+  /**
+   * The host's side of invitations: `accept` or `decline` a pending membership once the host
+   * has authenticated the invited person. Needs the `writes` option (else `unavailable`).
+   */
+  invitations: InvitationManager
   /** Every mounted API route with the corridor stages that guard it; complete once the app is ready. */
   routes: readonly RouteTableEntry[]
 }
@@ -85,7 +91,11 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
   const moduleCache = new ModuleCache(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, clock)
   followInvalidations(app, options.invalidations, verifier, moduleCache)
   const table: RouteTableEntry[] = []
-  app.decorate('workforceApi', { keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)), routes: table })
+  app.decorate('workforceApi', {
+    keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)),
+    invitations: new InvitationManager(options.writes, clock),
+    routes: table,
+  })
   await app.register(api, { ...options, verifier, moduleCache, clock, table, prefix: options.prefix ?? '' })
 }
 

@@ -22,7 +22,7 @@ import type {
   TodoRecord,
   UserRecord,
 } from '../../src/ports/records.js'
-import type { Dataset } from '../../src/ports/dataset.js'
+import type { Dataset, InvitedPerson } from '../../src/ports/dataset.js'
 import { TransactionGate, untilReadable } from '../transaction-gate.js'
 
 /**
@@ -195,7 +195,10 @@ export class MemoryStorage implements Storage {
     return company === undefined ? null : clone(company)
   }
 
-  /** A company's users: each membership joined with its person (see `MembershipRow`). Not gated: for the write transaction. */
+  /**
+   * A company's users: each membership joined with its person (see `MembershipRow`); a pending
+   * membership shows only what the company sent, never the person. Not gated: for the write transaction.
+   */
   usersOf(companyId: number): UserRecord[] {
     const people = new Map(this.data.people.map((person) => [person.id, person]))
     const users: UserRecord[] = []
@@ -203,13 +206,17 @@ export class MemoryStorage implements Storage {
       if (membership.company_id !== companyId) continue
       const person = people.get(membership.user_id)
       if (person === undefined) continue
+      const pending = membership.invitation_status === 'pending'
+      if (pending && membership.invited === null) throw new Error(`Pending membership of user ${person.id} in company ${companyId} has no invited data`)
+      const shown = pending ? (membership.invited as InvitedPerson) : person
       users.push({
         id: person.id,
-        email: person.email,
-        first_name: person.first_name,
-        last_name: person.last_name,
-        active: person.active,
+        email: shown.email,
+        first_name: shown.first_name,
+        last_name: shown.last_name,
+        active: pending ? false : person.active,
         role_ids: [...membership.role_ids],
+        invitation_status: membership.invitation_status,
         created_at: membership.created_at,
         updated_at: membership.updated_at,
       })

@@ -7,7 +7,8 @@ import {
   type WriteStorage,
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
-import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
+import type { InvitedPerson, MembershipRow } from '../../src/ports/dataset.js'
+import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import type { MemoryStorage } from './memory-storage.js'
 
@@ -55,8 +56,10 @@ class MemoryWriteTransaction implements WriteTransaction {
     return this.#data.people.find((person) => person.email.toLowerCase() === emailLower)?.id ?? null
   }
 
-  async membershipCompanies(userId: number): Promise<number[]> {
-    return this.#data.memberships.filter((m) => m.user_id === userId).map((m) => m.company_id)
+  async membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]> {
+    return this.#data.memberships
+      .filter((m) => m.user_id === userId && (status === undefined || m.invitation_status === status))
+      .map((m) => m.company_id)
   }
 
   async existingRoleIds(companyId: number, roleIds: readonly number[]): Promise<number[]> {
@@ -78,10 +81,28 @@ class MemoryWriteTransaction implements WriteTransaction {
   }
 
   async addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
-    if ((await this.membershipCompanies(userId)).includes(companyId)) {
-      throw new WriteConflict(`User ${userId} is already a member of company ${companyId}`)
-    }
-    this.#push(this.#data.memberships, { company_id: companyId, user_id: userId, role_ids: [...roleIds], created_at: now, updated_at: now })
+    await this.#addMembership(companyId, userId, roleIds, null, now)
+  }
+
+  async addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void> {
+    await this.#addMembership(companyId, userId, roleIds, { ...invited }, now)
+  }
+
+  async acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean> {
+    const membership = this.#membership(companyId, userId)
+    if (membership?.invitation_status !== 'pending') return false
+    this.#assign(membership, { invitation_status: 'accepted', invited: null, updated_at: now })
+    return true
+  }
+
+  async removePendingMembership(companyId: number, userId: number): Promise<boolean> {
+    const membership = this.#membership(companyId, userId)
+    if (membership?.invitation_status !== 'pending') return false
+    const rows = this.#data.memberships
+    const index = rows.indexOf(membership)
+    rows.splice(index, 1)
+    this.undo.push(() => rows.splice(index, 0, membership))
+    return true
   }
 
   async setUserActive(userId: number, active: boolean, now: Date): Promise<void> {
@@ -89,7 +110,8 @@ class MemoryWriteTransaction implements WriteTransaction {
     if (person === undefined) return
     this.#assign(person, { active, updated_at: now })
     for (const membership of this.#data.memberships) {
-      if (membership.user_id === userId) this.#assign(membership, { updated_at: now })
+      // A pending membership's company must not see the person's changes (dataset.ts).
+      if (membership.user_id === userId && membership.invitation_status === 'accepted') this.#assign(membership, { updated_at: now })
     }
   }
 
@@ -136,6 +158,26 @@ class MemoryWriteTransaction implements WriteTransaction {
     if (before === null) return false
     this.undo.push(() => this.idempotency.records.set(slot, before))
     return true
+  }
+
+  async #addMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson | null, now: Date): Promise<void> {
+    if (this.#membership(companyId, userId) !== undefined) {
+      throw new WriteConflict(`User ${userId} is already a member of company ${companyId}`)
+    }
+    const membership: MembershipRow = {
+      company_id: companyId,
+      user_id: userId,
+      role_ids: [...roleIds],
+      invitation_status: invited === null ? 'accepted' : 'pending',
+      invited,
+      created_at: now,
+      updated_at: now,
+    }
+    this.#push(this.#data.memberships, membership)
+  }
+
+  #membership(companyId: number, userId: number): MembershipRow | undefined {
+    return this.#data.memberships.find((m) => m.company_id === companyId && m.user_id === userId)
   }
 
   #todo(companyId: number, id: number) {

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type CreateTableBuilder } from 'kysely'
+import { type ColumnDefinitionBuilder, type Kysely, type Migration, type CreateTableBuilder } from 'kysely'
 import type { SqlColumnTypes } from './codec.js'
 
 /**
@@ -10,6 +10,7 @@ export function createMigrations(types: SqlColumnTypes): Record<string, Migratio
   return {
     '2026_11_21_0001_initial': initial(types),
     '2026_11_22_0002_writes': writes(types),
+    '2026_11_23_0003_invitations': invitations(),
   }
 }
 
@@ -280,6 +281,36 @@ function writes(t: SqlColumnTypes): Migration {
     async down(db: Kysely<any>) {
       await db.schema.dropTable('wfa_idempotency').ifExists().execute()
       await db.schema.dropTable('wfa_change_events').ifExists().execute()
+    },
+  }
+}
+
+/**
+ * Pending memberships (issue 8): a company that adds a person who already has a login gets a
+ * membership that stays `pending` until the person accepts, and shows the company only what it
+ * sent (`invited_*`, null once accepted). Existing memberships become `accepted`. One column per
+ * ALTER TABLE: SQLite adds one at a time. Self-contained like every migration.
+ */
+function invitations(): Migration {
+  const added: Array<[string, (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder]> = [
+    // 'accepted' | 'pending'
+    ['invitation_status', (c) => c.notNull().defaultTo('accepted')],
+    ['invited_email', (c) => c],
+    // The email filter of a pending member compares this (JavaScript's toLowerCase, like email_lower).
+    ['invited_email_lower', (c) => c],
+    ['invited_first_name', (c) => c],
+    ['invited_last_name', (c) => c],
+  ]
+  return {
+    async up(db: Kysely<any>) {
+      for (const [name, build] of added) {
+        await db.schema.alterTable('wfa_memberships').addColumn(name, 'text', build).execute()
+      }
+    },
+    async down(db: Kysely<any>) {
+      for (const [name] of [...added].reverse()) {
+        await db.schema.alterTable('wfa_memberships').dropColumn(name).execute()
+      }
     },
   }
 }

@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely'
+import { sql, type SelectQueryBuilder } from 'kysely'
 import type {
   AbsenceFilter,
   EmployeeFilter,
@@ -82,6 +82,12 @@ const timestamps = (row: Row, codec: SqlCodec) => ({
 })
 const nullableDay = (value: unknown, codec: SqlCodec) => (value === null ? null : codec.readDay(value))
 
+/** A pending membership shows only what the inviting company sent (`invited_*`), never the person. */
+const PENDING = sql.lit('pending')
+const ACCEPTED = sql.lit('accepted')
+/** Matches no membership: `invitation_status` is never empty. */
+const NO_STATUS = ''
+
 export const userQuery: ResourceQuery<UserRecord, UserFilter> = {
   from: (db) =>
     db
@@ -94,25 +100,63 @@ export const userQuery: ResourceQuery<UserRecord, UserFilter> = {
   countFrom: (db) => db.selectFrom('wfa_memberships as m').where('m.company_id', '=', param('company_id')),
   id: 'm.user_id',
   select: (q) =>
-    q.select(['m.user_id as id', 'u.email', 'u.first_name', 'u.last_name', 'u.active', 'm.role_ids', 'm.created_at', 'm.updated_at']),
+    q.select([
+      'm.user_id as id',
+      'u.email',
+      'u.first_name',
+      'u.last_name',
+      'u.active',
+      'm.role_ids',
+      'm.invitation_status',
+      'm.invited_email',
+      'm.invited_first_name',
+      'm.invited_last_name',
+      'm.created_at',
+      'm.updated_at',
+    ]),
   filters: {
+    // Filters compare what the company sees: a pending member is inactive, whatever the login.
+    // `active_pending` is 'pending' for `active: false` and a status no row has for `true`. Plain
+    // ANDs and ORs, not a CASE: the planner keeps estimating `u.active` and stays off a Seq Scan.
     active: {
       joined: true,
-      where: (q) => q.where('u.active', '=', param('active')),
-      bind: (value, codec) => ({ active: codec.bool(value) }),
+      where: (q) =>
+        q.where((eb) =>
+          eb.or([
+            eb.and([eb('u.active', '=', param('active')), eb('m.invitation_status', '=', ACCEPTED)]),
+            eb('m.invitation_status', '=', param('active_pending')),
+          ]),
+        ),
+      bind: (value, codec) => ({ active: codec.bool(value), active_pending: value ? NO_STATUS : 'pending' }),
     },
-    email: { ...eq('u.email_lower', 'email'), joined: true },
+    // The person's email leads, so the lookup stays on its unique index; a pending member must
+    // also match by the email the company sent (equal but for case, unless the host changed it).
+    email: {
+      joined: true,
+      where: (q) =>
+        q.where((eb) =>
+          eb.and([
+            eb('u.email_lower', '=', param('email')),
+            eb.or([eb('m.invitation_status', '=', ACCEPTED), eb('m.invited_email_lower', '=', param('email'))]),
+          ]),
+        ),
+      bind: same('email'),
+    },
     updatedSince: updatedSince('m.updated_at'),
   },
-  decode: (row, codec) => ({
-    id: row.id,
-    email: row.email,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    active: codec.readBool(row.active),
-    role_ids: codec.readJson(row.role_ids),
-    ...timestamps(row, codec),
-  }),
+  decode: (row, codec) => {
+    const pending = row.invitation_status === 'pending'
+    return {
+      id: row.id,
+      email: pending ? row.invited_email : row.email,
+      first_name: pending ? row.invited_first_name : row.first_name,
+      last_name: pending ? row.invited_last_name : row.last_name,
+      active: pending ? false : codec.readBool(row.active),
+      role_ids: codec.readJson(row.role_ids),
+      invitation_status: pending ? 'pending' : 'accepted',
+      ...timestamps(row, codec),
+    }
+  },
 }
 
 export const employeeQuery: ResourceQuery<EmployeeRecord, EmployeeFilter> = {

@@ -33,6 +33,13 @@ export interface WorkforceTables {
     company_id: number
     user_id: number
     role_ids: DialectValue
+    /** 'accepted' | 'pending' */
+    invitation_status: string
+    /** What the inviting company sent; set only while pending. */
+    invited_email: string | null
+    invited_email_lower: string | null
+    invited_first_name: string | null
+    invited_last_name: string | null
     created_at: DialectValue
     updated_at: DialectValue
   }

@@ -39,6 +39,11 @@ export async function loadDataset(db: QueryDb, codec: SqlCodec, data: Dataset): 
       company_id: r.company_id,
       user_id: r.user_id,
       role_ids: c.json(r.role_ids),
+      invitation_status: r.invitation_status,
+      invited_email: r.invited?.email ?? null,
+      invited_email_lower: r.invited?.email.toLowerCase() ?? null,
+      invited_first_name: r.invited?.first_name ?? null,
+      invited_last_name: r.invited?.last_name ?? null,
       ...stamps(r),
     }))
     await insert('wfa_roles', data.roles, (r) => ({

@@ -8,7 +8,8 @@ import {
   type WriteStorage,
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
-import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
+import type { InvitedPerson } from '../../src/ports/dataset.js'
+import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { completeIdempotencySlot } from './idempotency-slot.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
@@ -80,13 +81,10 @@ class SqlWriteTransaction implements WriteTransaction {
     return row === undefined ? null : this.codec.readInt(row.id)
   }
 
-  async membershipCompanies(userId: number): Promise<number[]> {
-    const rows = await this.trx
-      .selectFrom('wfa_memberships')
-      .select('company_id')
-      .where('user_id', '=', userId)
-      .orderBy('company_id')
-      .execute()
+  async membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]> {
+    let query = this.trx.selectFrom('wfa_memberships').select('company_id').where('user_id', '=', userId)
+    if (status !== undefined) query = query.where('invitation_status', '=', status)
+    const rows = await query.orderBy('company_id').execute()
     return rows.map((row) => this.codec.readInt(row.company_id))
   }
 
@@ -133,7 +131,43 @@ class SqlWriteTransaction implements WriteTransaction {
     return c.readInt(row.id)
   }
 
-  async addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
+  addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
+    return this.#addMembership(companyId, userId, roleIds, null, now)
+  }
+
+  addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void> {
+    return this.#addMembership(companyId, userId, roleIds, invited, now)
+  }
+
+  async acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean> {
+    const result = await this.trx
+      .updateTable('wfa_memberships')
+      .set({
+        invitation_status: 'accepted',
+        invited_email: null,
+        invited_email_lower: null,
+        invited_first_name: null,
+        invited_last_name: null,
+        updated_at: this.codec.instant(now),
+      })
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .where('invitation_status', '=', 'pending')
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) > 0
+  }
+
+  async removePendingMembership(companyId: number, userId: number): Promise<boolean> {
+    const result = await this.trx
+      .deleteFrom('wfa_memberships')
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .where('invitation_status', '=', 'pending')
+      .executeTakeFirst()
+    return Number(result.numDeletedRows) > 0
+  }
+
+  async #addMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson | null, now: Date): Promise<void> {
     const conflict = `User ${userId} is already a member of company ${companyId}`
     // Checked first so the usual duplicate never reaches the constraint (on Postgres a
     // violated constraint aborts the whole transaction); the constraint still settles races.
@@ -152,6 +186,11 @@ class SqlWriteTransaction implements WriteTransaction {
           company_id: companyId,
           user_id: userId,
           role_ids: c.json([...roleIds]),
+          invitation_status: invited === null ? 'accepted' : 'pending',
+          invited_email: invited?.email ?? null,
+          invited_email_lower: invited?.email.toLowerCase() ?? null,
+          invited_first_name: invited?.first_name ?? null,
+          invited_last_name: invited?.last_name ?? null,
           created_at: c.instant(now),
           updated_at: c.instant(now),
         })
@@ -163,8 +202,14 @@ class SqlWriteTransaction implements WriteTransaction {
     const c = this.codec
     await this.trx.updateTable('wfa_users').set({ active: c.bool(active), updated_at: c.instant(now) }).where('id', '=', userId).execute()
     // A company's view of a user is dated by the membership (see `userQuery`), so every
-    // company the person belongs to sees the change in its `updated_since` sync.
-    await this.trx.updateTable('wfa_memberships').set({ updated_at: c.instant(now) }).where('user_id', '=', userId).execute()
+    // company the person belongs to sees the change in its `updated_since` sync. A company
+    // whose invitation is pending must not: it would learn of another company's change.
+    await this.trx
+      .updateTable('wfa_memberships')
+      .set({ updated_at: c.instant(now) })
+      .where('user_id', '=', userId)
+      .where('invitation_status', '=', 'accepted')
+      .execute()
   }
 
   async getUser(companyId: number, userId: number): Promise<UserRecord | null> {

@@ -40,6 +40,18 @@ export interface HostDatabase {
     joined_at: string
     changed_at: string
   }
+  /**
+   * An invitation to a person who already had an account when an organisation added them: the
+   * membership exists but is pending until they accept, and the organisation sees only what it
+   * typed here. The row is deleted when they accept (or decline).
+   */
+  membership_invites: {
+    org_id: number
+    account_id: number
+    sent_to_email: string
+    given_name: string
+    family_name: string
+  }
   membership_roles: {
     org_id: number
     account_id: number
@@ -209,6 +221,9 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
        family_name TEXT NOT NULL, login_enabled INTEGER NOT NULL, pw_digest TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS company_memberships (org_id INTEGER NOT NULL REFERENCES organisations, account_id INTEGER NOT NULL REFERENCES accounts,
        joined_at TEXT NOT NULL, changed_at TEXT NOT NULL, PRIMARY KEY (org_id, account_id))`,
+    `CREATE TABLE IF NOT EXISTS membership_invites (org_id INTEGER NOT NULL, account_id INTEGER NOT NULL, sent_to_email TEXT NOT NULL,
+       given_name TEXT NOT NULL, family_name TEXT NOT NULL, PRIMARY KEY (org_id, account_id),
+       FOREIGN KEY (org_id, account_id) REFERENCES company_memberships)`,
     `CREATE TABLE IF NOT EXISTS job_roles (job_role_id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations, title TEXT NOT NULL,
        permissions_json TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS membership_roles (org_id INTEGER NOT NULL, account_id INTEGER NOT NULL, job_role_id INTEGER NOT NULL REFERENCES job_roles,

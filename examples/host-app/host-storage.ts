@@ -80,22 +80,30 @@ async function page<Row, R>(rows: Promise<Row[]>, count: Promise<{ total: number
 /**
  * The API's user `updated_at` is the later of the person's and the membership's last change:
  * this app does not touch memberships when an account changes, so take the greater of both
- * (SQLite's two-argument `max`, on same-format UTC text).
+ * (SQLite's two-argument `max`, on same-format UTC text). A pending member (a row in
+ * `membership_invites`) is dated by the membership alone: the organisation must not see the
+ * account change for another organisation.
  */
-const USER_UPDATED_AT = sql<string>`max(a.updated_at, m.changed_at)`
+const USER_UPDATED_AT = sql<string>`(case when i.account_id is null then max(a.updated_at, m.changed_at) else m.changed_at end)`
+/** What the organisation sees of the login: a pending member is shown inactive, whatever the account says. */
+const USER_ACTIVE = sql<Flag>`(case when i.account_id is null then a.login_enabled else 0 end)`
+/** The email the organisation sees: the one it typed while the invitation is pending. */
+const USER_EMAIL = sql<string>`coalesce(i.sent_to_email, a.email_address)`
 
 class HostUsers implements ResourceReader<UserRecord, UserFilter> {
   constructor(private readonly db: Kysely<HostDatabase>) {}
 
-  /** A user is a membership of this organisation joined with the person's account. */
+  /** A user is a membership of this organisation joined with the person's account, or with its invitation while pending. */
   #query(orgId: number, filter: UserFilter) {
     let query = this.db
       .selectFrom('company_memberships as m')
       .innerJoin('accounts as a', 'a.account_id', 'm.account_id')
+      .leftJoin('membership_invites as i', (join) => join.onRef('i.org_id', '=', 'm.org_id').onRef('i.account_id', '=', 'm.account_id'))
       .where('m.org_id', '=', orgId)
-    if (filter.active !== undefined) query = query.where('a.login_enabled', '=', flag(filter.active))
+    // Filters compare what the organisation sees, pending members included.
+    if (filter.active !== undefined) query = query.where(USER_ACTIVE, '=', flag(filter.active))
     // The filter arrives lower-cased; compare with `=`, never LIKE (`_` and `%` are wildcards there).
-    if (filter.email !== undefined) query = query.where(sql`lower(a.email_address)`, '=', filter.email)
+    if (filter.email !== undefined) query = query.where(sql`lower(${USER_EMAIL})`, '=', filter.email)
     if (filter.updatedSince !== undefined) query = query.where(USER_UPDATED_AT, '>=', iso(filter.updatedSince))
     return query
   }
@@ -107,6 +115,9 @@ class HostUsers implements ResourceReader<UserRecord, UserFilter> {
       'a.given_name',
       'a.family_name',
       'a.login_enabled',
+      'i.sent_to_email as invite_email',
+      'i.given_name as invite_given_name',
+      'i.family_name as invite_family_name',
       'm.joined_at',
       USER_UPDATED_AT.as('updated_at'),
     ])
@@ -145,17 +156,30 @@ class HostUsers implements ResourceReader<UserRecord, UserFilter> {
   }
 }
 
-function toUser(
-  row: { account_id: number; email_address: string; given_name: string; family_name: string; login_enabled: Flag; joined_at: string; updated_at: string },
-  roleIds: number[],
-): UserRecord {
+interface UserRow {
+  account_id: number
+  email_address: string
+  given_name: string
+  family_name: string
+  login_enabled: Flag
+  invite_email: string | null
+  invite_given_name: string | null
+  invite_family_name: string | null
+  joined_at: string
+  updated_at: string
+}
+
+/** A pending member comes out of the invitation alone: the account's data is another organisation's. */
+function toUser(row: UserRow, roleIds: number[]): UserRecord {
+  const pending = row.invite_email !== null
   return {
     id: row.account_id,
-    email: row.email_address,
-    first_name: row.given_name,
-    last_name: row.family_name,
-    active: row.login_enabled === 1,
+    email: pending ? row.invite_email ?? '' : row.email_address,
+    first_name: pending ? row.invite_given_name ?? '' : row.given_name,
+    last_name: pending ? row.invite_family_name ?? '' : row.family_name,
+    active: !pending && row.login_enabled === 1,
     role_ids: roleIds,
+    invitation_status: pending ? 'pending' : 'accepted',
     created_at: instant(row.joined_at),
     updated_at: instant(row.updated_at),
   }

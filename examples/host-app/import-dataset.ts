@@ -46,6 +46,15 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
       joined_at: iso(m.created_at),
       changed_at: iso(m.updated_at),
     }))
+    await insert(
+      'membership_invites',
+      data.memberships.flatMap((m) =>
+        m.invitation_status === 'pending' && m.invited !== null
+          ? [{ org_id: m.company_id, account_id: m.user_id, sent_to_email: m.invited.email, given_name: m.invited.first_name, family_name: m.invited.last_name }]
+          : [],
+      ),
+      (row) => row,
+    )
     await insert('job_roles', data.roles, (r) => ({
       job_role_id: r.id,
       org_id: r.company_id,

@@ -26,7 +26,10 @@ function project<R>(row: object, keys: readonly string[]): R {
   return record as R
 }
 
-/** A company's users: each membership joined with its person; dates are the membership's. */
+/**
+ * A company's users: each membership joined with its person; dates are the membership's. A
+ * pending membership is what the company sent, inactive: nothing of the person shows.
+ */
 function usersOf(dataset: Dataset, companyId: number): UserRecord[] {
   const people = new Map(dataset.people.map((person) => [person.id, person]))
   return dataset.memberships
@@ -34,13 +37,19 @@ function usersOf(dataset: Dataset, companyId: number): UserRecord[] {
     .map((membership) => {
       const person = people.get(membership.user_id)
       if (person === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.user_id}`)
+      const pending = membership.invitation_status === 'pending'
+      if (pending !== (membership.invited !== null)) {
+        throw new Error(`conformance fixture: membership ${companyId}/${person.id} must carry invited data exactly while pending`)
+      }
+      const shown = membership.invited ?? person
       return {
         id: person.id,
-        email: person.email,
-        first_name: person.first_name,
-        last_name: person.last_name,
-        active: person.active,
+        email: shown.email,
+        first_name: shown.first_name,
+        last_name: shown.last_name,
+        active: pending ? false : person.active,
         role_ids: [...membership.role_ids],
+        invitation_status: membership.invitation_status,
         created_at: new Date(membership.created_at.getTime()),
         updated_at: new Date(membership.updated_at.getTime()),
       }

@@ -8,7 +8,11 @@
  * - rows exactly at a company day's first instant and last millisecond, around DST changes,
  *   and one in the repeated hour of a fall-back night;
  * - an amount and a reference above 2^32 (int8 columns, int8-as-string drivers);
- * - text with quotes, apostrophes, `_`, `+`, non-ASCII, a newline and an empty string.
+ * - text with quotes, apostrophes, `_`, `+`, non-ASCII, a newline and an empty string;
+ * - pending memberships (an invitation not yet accepted): an active person of company 2 alone
+ *   invited into company 1, and one of company 1 alone invited into company 2, each with an email in another
+ *   letter case, other names, and dates older than the person's last change, so an adapter that
+ *   shows the person's data, login or dates to the inviting company fails.
  */
 import type { ChecklistStep, TodoRecord } from '../ports/records.js'
 import type { Dataset } from '../ports/dataset.js'
@@ -21,6 +25,10 @@ export const MAX_LIMIT = 100
 export interface EdgeIds {
   /** A company 1 user with `_`, `+`, an apostrophe and mixed case in the email. */
   person: number
+  /** An active person of company 2 alone whose membership of company 1 is pending. */
+  pendingInCompany1: number
+  /** An active person of company 1 alone whose membership of company 2 is pending. */
+  pendingInCompany2: number
   /** A customer reference above 2^32 (company 1 project). */
   bigCustomerId: number
   /** An amount above 2^32 cents (company 1 expense). */
@@ -76,7 +84,41 @@ export function conformanceFixture(): ConformanceFixture {
     company_id: 1,
     user_id: person,
     role_ids: [firstRoleOfCompany1, roleId],
+    invitation_status: 'accepted',
+    invited: null,
     ...stamps('2026-02-01T09:15:30.123Z', '2026-02-04T11:00:00.789Z'),
+  })
+
+  // Pending memberships: each company sees only what it sent, never the person it names.
+  const onlyIn = (companyId: number) =>
+    [...ds.people].reverse().find(
+      (candidate) =>
+        candidate.active &&
+        candidate.id !== person &&
+        candidate.email !== candidate.email.toUpperCase() &&
+        ds.memberships.filter((m) => m.user_id === candidate.id).map((m) => m.company_id).join() === String(companyId),
+    )
+  const invitee = onlyIn(2)
+  const inviteeOf2 = onlyIn(1)
+  if (invitee === undefined || inviteeOf2 === undefined) throw new Error('conformance fixture: the seed needs an active person of company 1 alone and one of company 2 alone')
+  ds.memberships.push({
+    company_id: 1,
+    user_id: invitee.id,
+    role_ids: [roleId],
+    invitation_status: 'pending',
+    invited: { email: invitee.email.toUpperCase(), first_name: 'Invitata Ünïcode', last_name: "Dall'Invito" },
+    // Older than the person's last change: the inviting company must see the membership's dates.
+    created_at: new Date(invitee.updated_at.getTime() - 2 * 86_400_000 + 321),
+    updated_at: new Date(invitee.updated_at.getTime() - 86_400_000 + 654),
+  })
+  ds.memberships.push({
+    company_id: 2,
+    user_id: inviteeOf2.id,
+    role_ids: [first(ds.roles, 2).id],
+    invitation_status: 'pending',
+    invited: { email: inviteeOf2.email.toLowerCase().replace(/^./, (c) => c.toUpperCase()), first_name: 'Ånother', last_name: 'Invitée' },
+    created_at: new Date(inviteeOf2.updated_at.getTime() - 3 * 86_400_000 + 111),
+    updated_at: new Date(inviteeOf2.updated_at.getTime() - 3 * 86_400_000 + 222),
   })
 
   const employee = nextId(ds.employees)
@@ -245,7 +287,10 @@ export function conformanceFixture(): ConformanceFixture {
   todo(2, { at: '2026-03-09T04:00:00.000Z' }, '2026-03-02T10:00:00.205Z', { title: 'First instant NY' })
 
   checkFits(ds)
-  return { dataset: ds, edges: { person, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo } }
+  return {
+    dataset: ds,
+    edges: { person, pendingInCompany1: invitee.id, pendingInCompany2: inviteeOf2.id, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo },
+  }
 }
 
 /** The suite lists "everything" with one page: keep every company's table under `MAX_LIMIT`. */

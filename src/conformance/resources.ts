@@ -64,7 +64,7 @@ function exactKeys<R>() {
  * (a storage-only column such as `salary_cents` or `company_id` must never come back).
  */
 export const RECORD_KEYS: Readonly<Record<ListResource | 'company', readonly string[]>> = {
-  users: exactKeys<UserRecord>()(['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'created_at', 'updated_at']),
+  users: exactKeys<UserRecord>()(['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'invitation_status', 'created_at', 'updated_at']),
   employees: exactKeys<EmployeeRecord>()([
     'id', 'user_id', 'employee_number', 'job_title', 'contract_type', 'weekly_hours', 'hire_date', 'termination_date',
     'supervisor_id', 'created_at', 'updated_at',
@@ -127,7 +127,7 @@ export const FIELD_KINDS: Readonly<Record<ListResource, FieldKinds>> = {
     integers: ['id'],
     booleans: ['active'],
     structures: ['role_ids'],
-    texts: ['email', 'first_name', 'last_name'],
+    texts: ['email', 'first_name', 'last_name', 'invitation_status'],
     fractions: [],
   },
   employees: {

@@ -1,4 +1,5 @@
 import type { Dataset } from '../ports/dataset.js'
+import type { InvitationStatus } from '../ports/records.js'
 
 /**
  * The `now` of the suite's writes: later than every instant of the fixture (the last is in
@@ -13,12 +14,14 @@ export function afterNow(ms: number): Date {
 
 /** What the write tests need to know about the fixture, derived from it (never hard-coded ids). */
 export interface WriteFacts {
-  /** Sorted ids of the companies the person is a member of. */
-  companiesOf(userId: number): number[]
-  /** An active person who is a member of companies 1 and 2. */
+  /** Sorted ids of the companies the person is a member of; with `status`, only memberships in that state. */
+  companiesOf(userId: number, status?: InvitationStatus): number[]
+  /** An active person who is an accepted member of companies 1 and 2, with no pending membership. */
   sharedUser: number
-  /** An active person who is a member of `companyId` only. */
+  /** An active person who is a member of `companyId` only (accepted), with no pending membership. */
   exclusiveUser(companyId: number): number
+  /** Every person with a pending membership, and the companies of those memberships. */
+  pendingMemberships: Array<{ userId: number; companyId: number }>
   /** The company's role ids, ascending. */
   roleIds(companyId: number): number[]
   /** The company's to-do list ids, ascending. */
@@ -39,13 +42,14 @@ function required<T>(value: T | undefined, what: string): T {
 }
 
 export function writeFacts(fixture: Dataset): WriteFacts {
-  const companiesOf = (userId: number) =>
+  const companiesOf = (userId: number, status?: InvitationStatus) =>
     fixture.memberships
-      .filter((membership) => membership.user_id === userId)
+      .filter((membership) => membership.user_id === userId && (status === undefined || membership.invitation_status === status))
       .map((membership) => membership.company_id)
       .sort((a, b) => a - b)
   const activePeople = fixture.people.filter((person) => person.active).map((person) => person.id)
-  const sameCompanies = (userId: number, companies: number[]) => companiesOf(userId).join(',') === companies.join(',')
+  const sameCompanies = (userId: number, companies: number[]) =>
+    companiesOf(userId, 'accepted').join(',') === companies.join(',') && companiesOf(userId, 'pending').length === 0
   const ids = (rows: ReadonlyArray<{ id: number; company_id: number }>, companyId: number) =>
     rows.filter((row) => row.company_id === companyId).map((row) => row.id).sort((a, b) => a - b)
   const allIds = Object.values(fixture).flatMap((rows: Array<{ id?: unknown }>) =>
@@ -55,6 +59,9 @@ export function writeFacts(fixture: Dataset): WriteFacts {
     companiesOf,
     sharedUser: required(activePeople.find((id) => sameCompanies(id, [1, 2])), 'active person in companies 1 and 2'),
     exclusiveUser: (companyId) => required(activePeople.find((id) => sameCompanies(id, [companyId])), `active person of company ${companyId} only`),
+    pendingMemberships: fixture.memberships
+      .filter((membership) => membership.invitation_status === 'pending')
+      .map((membership) => ({ userId: membership.user_id, companyId: membership.company_id })),
     roleIds: (companyId) => ids(fixture.roles, companyId),
     listIds: (companyId) => ids(fixture.todoLists, companyId),
     todoOfCompany2: required(ids(fixture.todos, 2)[0], 'to-do of company 2'),

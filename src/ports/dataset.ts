@@ -3,6 +3,7 @@ import type {
   CompanyRecord,
   EmployeeRecord,
   ExpenseRecord,
+  InvitationStatus,
   ProjectRecord,
   RoleRecord,
   ShiftRecord,
@@ -50,14 +51,31 @@ export interface PersonRow {
 /**
  * A person's membership of a company. The user resource's `created_at`/`updated_at` are the
  * membership's: the user as this company sees them. A change to the shared person bumps
- * `updated_at` of each of their memberships.
+ * `updated_at` of each of their accepted memberships.
+ *
+ * A company that adds a person who already has a login gets a `pending` membership: the company
+ * sees only what it sent (`invited`), and the person counts as its member for nothing else
+ * (not for exclusivity, not for the person's changes) until they accept.
  */
 export interface MembershipRow {
   company_id: number
   user_id: number
   role_ids: number[]
+  invitation_status: InvitationStatus
+  /**
+   * Set exactly while `pending`: the person as the inviting company sent them (the email as
+   * sent, equal to the person's email but for letter case). `null` once accepted.
+   */
+  invited: InvitedPerson | null
   created_at: Date
   updated_at: Date
+}
+
+/** What a company sent about a person it invited: all it may see of them until they accept. */
+export interface InvitedPerson {
+  email: string
+  first_name: string
+  last_name: string
 }
 
 export interface EmployeeRow extends EmployeeRecord {

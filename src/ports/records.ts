@@ -19,6 +19,7 @@ export const EXPENSE_CATEGORIES = ['travel', 'meals', 'lodging', 'materials', 'e
 export const CONTRACT_TYPES = ['permanent', 'fixed_term', 'part_time', 'contractor', 'intern'] as const
 export const TODO_STATUSES = ['waiting', 'open', 'in_progress', 'done', 'cancelled'] as const
 export const TODO_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const
+export const INVITATION_STATUSES = ['accepted', 'pending'] as const
 
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number]
 export type ProjectKind = (typeof PROJECT_KINDS)[number]
@@ -29,6 +30,11 @@ export type ExpenseCategory = (typeof EXPENSE_CATEGORIES)[number]
 export type ContractType = (typeof CONTRACT_TYPES)[number]
 export type TodoStatus = (typeof TODO_STATUSES)[number]
 export type TodoPriority = (typeof TODO_PRIORITIES)[number]
+/**
+ * A membership's state: `accepted`, or `pending` until a person who already had a login when
+ * the company added them accepts its invitation (docs/decisions.md, "Invitations").
+ */
+export type InvitationStatus = (typeof INVITATION_STATUSES)[number]
 
 /** A `YYYY-MM-DD` calendar day. */
 export type Day = string
@@ -47,18 +53,24 @@ export interface CompanyRecord {
 /**
  * A user as seen by one company: the person's login (shared by every company
  * they belong to) joined with their membership of this company.
+ *
+ * A `pending` membership is rendered from the membership alone, never from the person: `email`,
+ * `first_name` and `last_name` are what the inviting company sent, `active` is `false`, and the
+ * dates are the membership's. The person's stored data belongs to the companies they joined.
  */
 export interface UserRecord {
   id: number
   email: string
   first_name: string
   last_name: string
-  /** Whether the login is enabled. A property of the person, not of the membership. */
+  /** Whether the login is enabled. A property of the person, not of the membership; `false` while pending. */
   active: boolean
   /** Roles the user holds in this company. */
   role_ids: number[]
+  /** `pending` until the person accepts this company's invitation. */
+  invitation_status: InvitationStatus
   created_at: Date
-  /** The later of the person's and the membership's last change. */
+  /** The later of the person's and the membership's last change (the membership's alone while pending). */
   updated_at: Date
 }
 

@@ -1,5 +1,6 @@
+import type { InvitedPerson } from './dataset.js'
 import type { StoredResponse } from './idempotency-store.js'
-import type { TodoRecord, UserRecord } from './records.js'
+import type { InvitationStatus, TodoRecord, UserRecord } from './records.js'
 
 /**
  * A change to a resource, recorded in the same transaction as the change itself: the seam
@@ -45,19 +46,43 @@ export type TodoFields = Pick<
 export interface WriteTransaction {
   /** The id of the person with this (lower-cased) email, or `null`. */
   findUserIdByEmail(emailLower: string): Promise<number | null>
-  /** Ids of the companies the person is a member of. */
-  membershipCompanies(userId: number): Promise<number[]>
+  /**
+   * Ids of the companies the person is a member of, in any order. Without `status`, every
+   * membership, pending or accepted (a company may not add the person twice); with it, only
+   * memberships in that state (`'accepted'` decides whether a user is exclusive to a company).
+   */
+  membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]>
   /** Which of `roleIds` are roles of the company. */
   existingRoleIds(companyId: number, roleIds: readonly number[]): Promise<number[]>
   todoListExists(companyId: number, listId: number): Promise<boolean>
 
   /** Creates a person with an enabled login; returns its id (greater than every existing one). */
   createPerson(person: NewPerson, now: Date): Promise<number>
-  /** Adds the person to the company. Throws `WriteConflict` if already a member. */
+  /** Adds the person to the company, accepted. Throws `WriteConflict` if already a member (pending or accepted). */
   addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void>
-  /** Sets the login flag and bumps `updated_at` of the person and of every membership. */
+  /**
+   * Adds the person to the company as a `pending` membership that stores `invited` (what the
+   * company sent) for `getUser` and the read port to show instead of the person. Throws
+   * `WriteConflict` if already a member (pending or accepted).
+   */
+  addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void>
+  /**
+   * Turns the company's pending membership of the person accepted: forgets `invited` and sets
+   * the membership's `updated_at = now`; roles and `created_at` stay.
+   * @returns false (and changes nothing) if there is no pending membership to accept
+   */
+  acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean>
+  /**
+   * Deletes the company's pending membership of the person (a declined or withdrawn invitation).
+   * @returns false (and changes nothing) if there is no pending membership; an accepted one is never deleted
+   */
+  removePendingMembership(companyId: number, userId: number): Promise<boolean>
+  /**
+   * Sets the login flag and bumps `updated_at` of the person and of every *accepted* membership.
+   * A pending membership is left alone: its company must not learn of the person's changes.
+   */
   setUserActive(userId: number, active: boolean, now: Date): Promise<void>
-  /** The user as the company sees them, read inside this transaction. */
+  /** The user as the company sees them (a pending one from the membership alone), read inside this transaction. */
   getUser(companyId: number, userId: number): Promise<UserRecord | null>
 
   /** The to-do, locked for the rest of the transaction where the database can lock rows. */

@@ -349,6 +349,8 @@ function generatePeople(
       company_id: companyId,
       user_id: person.id,
       role_ids: [],
+      invitation_status: 'accepted',
+      invited: null,
       created_at: new Date(person.created_at.getTime()),
       updated_at: new Date(membershipUpdated),
     }
@@ -378,6 +380,8 @@ function generatePeople(
       company_id: companyId,
       user_id: id,
       role_ids: [],
+      invitation_status: 'accepted',
+      invited: null,
       created_at: new Date(person.created_at.getTime()),
       updated_at: new Date(membershipUpdated),
     }

@@ -72,16 +72,30 @@ export interface ExpectedUser {
   last_name: string
   active: boolean
   role_ids: number[]
+  invitation_status: 'accepted' | 'pending'
   created_at: Date
   updated_at: Date
 }
 
+/** A pending member shows what the company sent, inactive, dated by the membership alone (docs/decisions.md). */
 export function usersOf(companyId: number): ExpectedUser[] {
   const users: ExpectedUser[] = []
   for (const membership of DATASET.memberships) {
     if (membership.company_id !== companyId) continue
     const person = DATASET.people.find((p) => p.id === membership.user_id)
     if (person === undefined) throw new Error(`membership without person ${membership.user_id}`)
+    if (membership.invited !== null) {
+      users.push({
+        id: person.id,
+        ...membership.invited,
+        active: false,
+        role_ids: [...membership.role_ids],
+        invitation_status: 'pending',
+        created_at: membership.created_at,
+        updated_at: membership.updated_at,
+      })
+      continue
+    }
     users.push({
       id: person.id,
       email: person.email,
@@ -89,6 +103,7 @@ export function usersOf(companyId: number): ExpectedUser[] {
       last_name: person.last_name,
       active: person.active,
       role_ids: [...membership.role_ids],
+      invitation_status: 'accepted',
       created_at: membership.created_at,
       // records.ts: "the later of the person's and the membership's last change".
       updated_at: new Date(Math.max(person.updated_at.getTime(), membership.updated_at.getTime())),
@@ -127,7 +142,7 @@ export function decimalOf(cents: number): string {
 const iso = (date: Date) => date.toISOString()
 
 export const WIRE_KEYS: Record<ListResource | 'company', string[]> = {
-  users: ['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'created_at', 'updated_at'],
+  users: ['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'invitation_status', 'created_at', 'updated_at'],
   employees: [
     'id', 'user_id', 'employee_number', 'job_title', 'contract_type', 'weekly_hours', 'hire_date', 'termination_date',
     'supervisor_id', 'created_at', 'updated_at',

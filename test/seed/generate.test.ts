@@ -100,6 +100,11 @@ describe('generateDataset', () => {
     }
   })
 
+  it('makes every membership accepted, with no invited data (the seed has no pending invitation)', () => {
+    const states = new Set(dataset.memberships.map((m) => `${m.invitation_status}:${m.invited === null ? 'no invited data' : 'invited data'}`))
+    expect([...states]).toEqual(['accepted:no invited data'])
+  })
+
   it('keeps references inside the company', () => {
     const members = new Set(dataset.memberships.map((m) => `${m.company_id}:${m.user_id}`))
     const owner = (rows: { id: number; company_id: number }[]) => new Map(rows.map((r) => [r.id, r.company_id]))

@@ -1,5 +1,9 @@
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { SqliteAdapter } from '../../adapters/sqlite/index.js'
+import { sqliteColumnTypes } from '../../adapters/sqlite/sqlite-codec.js'
+import { createMigrations } from '../../adapters/sql/migrations.js'
 import { WriteConflict } from '../../src/ports/write-storage.js'
 import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
 import { generateDataset } from '../../src/seed/generate.js'
@@ -19,6 +23,40 @@ function signal() {
 }
 
 const tick = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('migration 0003 on a database written before it', () => {
+  it('keeps every membership, accepted, without invited data; down removes the columns again', async () => {
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) })
+    try {
+      const migrations = createMigrations(sqliteColumnTypes)
+      const names = Object.keys(migrations)
+      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations'])
+      const [initial, writes, invitations] = names.map((name) => migrations[name]) as [(typeof migrations)[string], (typeof migrations)[string], (typeof migrations)[string]]
+      await initial.up(db)
+      await writes.up(db)
+      await db.insertInto('wfa_memberships').values({ company_id: 1, user_id: 7, role_ids: '[3]', created_at: 1, updated_at: 2 }).execute()
+      await invitations.up(db)
+      expect(await db.selectFrom('wfa_memberships').selectAll().execute()).toEqual([
+        {
+          company_id: 1,
+          user_id: 7,
+          role_ids: '[3]',
+          created_at: 1,
+          updated_at: 2,
+          invitation_status: 'accepted',
+          invited_email: null,
+          invited_email_lower: null,
+          invited_first_name: null,
+          invited_last_name: null,
+        },
+      ])
+      await invitations.down?.(db)
+      expect(await db.selectFrom('wfa_memberships').selectAll().execute()).toEqual([{ company_id: 1, user_id: 7, role_ids: '[3]', created_at: 1, updated_at: 2 }])
+    } finally {
+      await db.destroy()
+    }
+  })
+})
 
 describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
   let opened: OpenedSqlite
@@ -40,6 +78,36 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
   it('records migration 0002 after the initial one', async () => {
     const rows = await adapter.db.selectFrom('wfa_migrations').select('name').orderBy('name').execute()
     expect(rows.map((row) => row.name).slice(0, 2)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes'])
+  })
+
+  it('records migration 0003 (invitations) after 0002', async () => {
+    const rows = await adapter.db.selectFrom('wfa_migrations').select('name').orderBy('name').execute()
+    expect(rows.map((row) => row.name)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations'])
+  })
+
+  it('stores a pending membership with what the company sent, and forgets it on acceptance', async () => {
+    const employee = data.people.find((p) => data.memberships.filter((m) => m.user_id === p.id).map((m) => m.company_id).join() === '2') as (typeof data.people)[number]
+    const membershipRow = () =>
+      adapter.db.selectFrom('wfa_memberships').selectAll().where('company_id', '=', 1).where('user_id', '=', employee.id).executeTakeFirst()
+    await adapter.writes.transaction((tx) =>
+      tx.addPendingMembership(1, employee.id, [], { email: 'Sent@Example.COM', first_name: 'Sent', last_name: 'ByOne' }, NOW),
+    )
+    expect(await membershipRow()).toMatchObject({
+      invitation_status: 'pending',
+      invited_email: 'Sent@Example.COM',
+      invited_email_lower: 'sent@example.com',
+      invited_first_name: 'Sent',
+      invited_last_name: 'ByOne',
+    })
+    expect(await adapter.writes.transaction((tx) => tx.acceptMembership(1, employee.id, minutes(1)))).toBe(true)
+    expect(await membershipRow()).toMatchObject({
+      invitation_status: 'accepted',
+      invited_email: null,
+      invited_email_lower: null,
+      invited_first_name: null,
+      invited_last_name: null,
+      updated_at: minutes(1).getTime(),
+    })
   })
 
   it('answers the lookups from the stored data', async () => {
@@ -90,6 +158,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
         last_name: 'Neri',
         active: true,
         role_ids: [seed.roleOf1.id],
+        invitation_status: 'accepted',
         created_at: later,
         updated_at: later,
       }

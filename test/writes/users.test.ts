@@ -53,6 +53,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
         last_name: 'Neri',
         active: true,
         role_ids: [roleA, roleB],
+        invitation_status: 'accepted',
         created_at: t.clock.iso(),
         updated_at: t.clock.iso(),
       }
@@ -81,7 +82,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       ])
     })
 
-    it('adds an existing person (email compared case-insensitively) without changing their profile', async () => {
+    it('adds an existing person (email compared case-insensitively) as pending, shown only from what the company sent', async () => {
       const [existingId] = exclusiveMemberIds(1)
       const existing = person(existingId as number)
       const [role2] = roleIds(2)
@@ -96,13 +97,15 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       )
       expect(res.statusCode, res.body).toBe(201)
       expect(res.headers.location).toBe(`${PREFIX}/v1/users/${existingId}`)
+      // Company 2 sees what it sent, inactive, pending: never company 1's stored person.
       const joined = {
         id: existingId,
-        email: existing.email,
-        first_name: existing.first_name,
-        last_name: existing.last_name,
-        active: existing.active,
+        email: existing.email.toUpperCase(),
+        first_name: 'Someone',
+        last_name: 'Else',
+        active: false,
         role_ids: [role2],
+        invitation_status: 'pending',
         created_at: t.clock.iso(),
         updated_at: t.clock.iso(),
       }
@@ -229,16 +232,16 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       const res = await t.post('/v1/users', newUser({ send_invite: true }), key1)
       expect(res.statusCode).toBe(201)
       expect(invitations).toStrictEqual([
-        { companyId: 1, userId: nextPersonId(), email: 'giulia.neri@example.com', firstName: 'Giulia', lastName: 'Neri' },
+        { companyId: 1, userId: nextPersonId(), email: 'giulia.neri@example.com', firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: false },
       ])
     })
 
-    it('invites an existing person who joins with their own profile', async () => {
+    it('invites an existing person with what the company sent, asking them to accept', async () => {
       const existing = person(exclusiveMemberIds(1)[0] as number)
       const res = await t.post('/v1/users', newUser({ email: existing.email, send_invite: true }), key2)
       expect(res.statusCode).toBe(201)
       expect(invitations).toStrictEqual([
-        { companyId: 2, userId: existing.id, email: existing.email, firstName: existing.first_name, lastName: existing.last_name },
+        { companyId: 2, userId: existing.id, email: existing.email, firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: true },
       ])
     })
 
@@ -337,16 +340,20 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(await t.events()).toEqual([])
     })
 
-    it('refuses a user who became shared when another company added them (409)', async () => {
+    it('refuses a user who became shared when they accepted another company’s invitation (409)', async () => {
       const id = activeExclusive()
-      const key3 = await t.keyFor(3, ['users:write'])
+      const key3 = await t.keyFor(3, ['users:read', 'users:write'])
       const { email, first_name, last_name } = person(id)
       expect((await t.post('/v1/users', { email, first_name, last_name }, key3)).statusCode).toBe(201)
+      await t.app.workforceApi.invitations.accept({ companyId: 3, userId: id })
       const before = await t.get(`/v1/users/${id}`, key1)
       expectError(await t.post(`/v1/users/${id}/deactivate`, undefined, key1), 409, 'conflict')
       expectError(await t.post(`/v1/users/${id}/deactivate`, undefined, key3), 409, 'conflict')
       expect((await t.get(`/v1/users/${id}`, key1)).body).toBe(before.body)
-      expect((await t.events()).map((e) => [e.company_id, e.type])).toEqual([[3, 'users.created']])
+      expect((await t.events()).map((e) => [e.company_id, e.type])).toEqual([
+        [3, 'users.created'],
+        [3, 'users.updated'],
+      ])
     })
 
     it.each(['activate', 'deactivate'])('%s of an unknown or malformed id is a 404', async (action) => {

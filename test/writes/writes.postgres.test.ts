@@ -3,7 +3,7 @@ import { openPostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresCodec } from '../../adapters/postgres/postgres-codec.js'
 import { bearer, buildWriteApp, WRITE_ADAPTERS, type WriteAdapterFactory, type WriteTestApp } from '../helpers/write-app.js'
 import { describePostgres, readChangeEvents, useTestDatabase, type TestDatabase } from '../helpers/postgres.js'
-import { exclusiveMemberIds, listIds, nextPersonId, nextTodoId, roleIds, todosOf } from '../helpers/seed-facts.js'
+import { exclusiveMemberIds, listIds, nextPersonId, nextTodoId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
 
 /** A fresh schema per app in the file's database: each test starts from an empty store. */
 function postgresWrites(database: { readonly current: TestDatabase }): WriteAdapterFactory {
@@ -87,6 +87,70 @@ describePostgres('writes on Postgres', () => {
       expect(a.headers['idempotent-replay'], label).toBe(b.headers['idempotent-replay'])
     }
     expect(await pg.events()).toEqual(await lite.events())
+  })
+
+  it('answers pending memberships, their acceptance and their decline byte-for-byte as the SQLite adapter does', async () => {
+    const [pg, lite] = await Promise.all([build(postgres), build(sqlite)])
+    const [employee, other] = exclusiveMemberIds(2).filter((id) => person(id).active)
+    if (employee === undefined || other === undefined) throw new Error('the seed needs two active people of company 2 alone')
+    const sent = (id: number) => ({ email: person(id).email.toUpperCase(), first_name: 'Sent', last_name: 'By One', role_ids: [roleIds(1)[0]] })
+    type Step = [status: number, company: 1 | 2, method: 'post' | 'get', path: string, body?: unknown]
+    const steps: Step[] = [
+      [201, 1, 'post', '/v1/users', sent(employee)],
+      [201, 1, 'post', '/v1/users', sent(other)],
+      [409, 1, 'post', '/v1/users', sent(employee)],
+      [200, 1, 'get', `/v1/users/${employee}`],
+      [200, 1, 'get', `/v1/users?email=${encodeURIComponent(person(employee).email)}&active=false`],
+      [200, 1, 'get', '/v1/users?active=true&per_page=100'],
+      [409, 1, 'post', `/v1/users/${employee}/deactivate`, {}],
+      [200, 2, 'post', `/v1/users/${employee}/deactivate`, {}],
+      [200, 2, 'get', `/v1/users/${employee}`],
+      [200, 1, 'get', `/v1/users/${employee}`],
+    ]
+    const keys = await Promise.all([pg.keyFor(1), lite.keyFor(1), pg.keyFor(2), lite.keyFor(2)])
+    const keyOf = (t: WriteTestApp, company: 1 | 2) => keys[(company - 1) * 2 + (t === pg ? 0 : 1)] as string
+    const run = async (list: Step[]) => {
+      for (const [status, company, method, path, body] of list) {
+        const send = (t: WriteTestApp) => (method === 'get' ? t.get(path, keyOf(t, company)) : t.post(path, body, keyOf(t, company)))
+        const [a, b] = [await send(pg), await send(lite)]
+        const label = `company ${company}: ${method.toUpperCase()} ${path} ${JSON.stringify(body ?? '')}`
+        expect(a.statusCode, `${label}: ${a.body}`).toBe(status)
+        expect(a.body, label).toBe(b.body)
+      }
+    }
+    await run(steps)
+    for (const t of [pg, lite]) {
+      t.clock.advance(60_000)
+      await t.app.workforceApi.invitations.accept({ companyId: 1, userId: employee })
+      await t.app.workforceApi.invitations.decline({ companyId: 1, userId: other })
+    }
+    await run([
+      [200, 1, 'get', `/v1/users/${employee}`],
+      [404, 1, 'get', `/v1/users/${other}`],
+      [409, 2, 'post', `/v1/users/${employee}/activate`, {}],
+      [200, 2, 'post', `/v1/users/${other}/deactivate`, {}],
+    ])
+    expect((await pg.get(`/v1/users/${employee}`, keyOf(pg, 1))).json().data).toMatchObject({ invitation_status: 'accepted', email: person(employee).email })
+    expect(await pg.events()).toEqual(await lite.events())
+    expect((await pg.events()).filter((event) => event.company_id === 1).map((event) => event.type)).toEqual([
+      'users.created',
+      'users.created',
+      'users.updated',
+      'users.deleted',
+    ])
+  })
+
+  it('of many concurrent adds of one existing email, on many connections, exactly one gets 201 pending; the others 409', async () => {
+    const t = await build(postgres)
+    const key = await t.keyFor(1)
+    const employee = exclusiveMemberIds(2)[0] as number
+    const body = { email: person(employee).email, first_name: 'Race', last_name: 'Pending' }
+    const responses = await Promise.all(Array.from({ length: 10 }, () => t.post('/v1/users', body, key)))
+    const statuses = responses.map((res) => res.statusCode)
+    expect(statuses.filter((status) => status === 201), statuses.join(', ')).toHaveLength(1)
+    expect(statuses.filter((status) => status !== 201 && status !== 409), statuses.join(', ')).toEqual([])
+    expect((await t.events()).filter((event) => event.company_id === 1)).toHaveLength(1)
+    expect((await t.get(`/v1/users/${employee}`, key)).json().data).toMatchObject({ invitation_status: 'pending', last_name: 'Pending' })
   })
 
   it('runs one of many identical concurrent requests, however many connections race', async () => {

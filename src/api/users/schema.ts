@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import type { UserRecord } from '../../ports/records.js'
-import { Id, Timestamp, timestamp } from '../wire.js'
+import { INVITATION_STATUSES, type UserRecord } from '../../ports/records.js'
+import { Id, StringEnum, Timestamp, timestamp } from '../wire.js'
 
 /** The user as this company sees them (docs/decisions.md: users shared between companies). */
 export const User = Type.Object({
@@ -10,6 +10,11 @@ export const User = Type.Object({
   last_name: Type.String(),
   active: Type.Boolean(),
   role_ids: Type.Array(Id),
+  /**
+   * `pending` until a person who already had a login accepts this company's invitation; until
+   * then the user shows only what this company sent, with `active: false` (decisions.md).
+   */
+  invitation_status: StringEnum(INVITATION_STATUSES),
   created_at: Timestamp,
   updated_at: Timestamp,
 })
@@ -22,6 +27,7 @@ export function renderUser(user: UserRecord) {
     last_name: user.last_name,
     active: user.active,
     role_ids: user.role_ids,
+    invitation_status: user.invitation_status,
     created_at: timestamp(user.created_at),
     updated_at: timestamp(user.updated_at),
   }

@@ -7,36 +7,52 @@ import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateUserBody, renderUser, User } from './schema.js'
 
+const ALREADY_MEMBER = 'A user with this email is already a member of this company'
+
+/** What `provisionUser` did: the user as the company now sees them, and whether they must accept first. */
+export interface ProvisionedUser {
+  user: UserRecord
+  /** The person already had a login: the membership is pending until they accept the invitation. */
+  pending: boolean
+}
+
 /**
- * Adds a person to the company (spec 4.1): creates the person if no one has the email;
- * otherwise adds the existing person, whose profile is left as it is.
+ * Adds a person to the company (spec 4.1). A new email creates the person, a member at once.
+ * An email that already has a login gets a *pending* membership instead, which shows only what
+ * this company sent and joins the person only once they accept the invitation: knowing an
+ * email must give a company neither another company's data about the person nor a say over
+ * their login (docs/decisions.md, "Invitations").
  */
 export async function provisionUser(
   tx: WriteTransaction,
   companyId: number,
   input: Static<typeof CreateUserBody>,
   now: Date,
-): Promise<UserRecord> {
+): Promise<ProvisionedUser> {
   const roleIds = input.role_ids ?? []
   const found = new Set(await tx.existingRoleIds(companyId, roleIds))
   const foreign = roleIds.filter((id) => !found.has(id))
   if (foreign.length > 0) {
     throw new ValidationError([{ field: 'role_ids', message: `not roles of this company: ${foreign.join(', ')}` }])
   }
+  const sent = { email: input.email, first_name: input.first_name, last_name: input.last_name }
   let userId = await tx.findUserIdByEmail(input.email.toLowerCase())
+  const pending = userId !== null
   if (userId === null) {
-    userId = await tx.createPerson({ email: input.email, first_name: input.first_name, last_name: input.last_name }, now)
-  } else if ((await tx.membershipCompanies(userId)).includes(companyId)) {
-    throw new ConflictError('A user with this email is already a member of this company')
+    userId = await tx.createPerson(sent, now)
+    await tx.addMembership(companyId, userId, roleIds, now)
+  } else {
+    if ((await tx.membershipCompanies(userId)).includes(companyId)) throw new ConflictError(ALREADY_MEMBER)
+    await tx.addPendingMembership(companyId, userId, roleIds, sent, now)
   }
-  await tx.addMembership(companyId, userId, roleIds, now)
   await tx.recordEvent({ company_id: companyId, type: 'users.created', resource_id: userId, occurred_at: now })
-  return (await tx.getUser(companyId, userId)) as UserRecord
+  return { user: (await tx.getUser(companyId, userId)) as UserRecord, pending }
 }
 
 /**
- * Enables or disables a user's login (spec 3.3). Only for a user of this company alone:
- * one shared with another company is a 409 and nothing changes. Repeating is a no-op.
+ * Enables or disables a user's login (spec 3.3). Only for a user of this company alone: one
+ * whose invitation is still pending, or who has accepted another company's, is a 409 and
+ * nothing changes. Pending memberships elsewhere do not count. Repeating is a no-op.
  */
 export async function setUserLogin(
   tx: WriteTransaction,
@@ -45,12 +61,14 @@ export async function setUserLogin(
   active: boolean,
   now: Date,
 ): Promise<UserRecord> {
-  const companies = await tx.membershipCompanies(userId)
-  if (!companies.includes(companyId)) throw new NotFoundError('Resource not found')
-  if (companies.length > 1) {
+  const user = await tx.getUser(companyId, userId)
+  if (user === null) throw new NotFoundError('Resource not found')
+  if (user.invitation_status === 'pending') {
+    throw new ConflictError("This user's invitation to your company is pending; their login is not yours to change until they accept it")
+  }
+  if ((await tx.membershipCompanies(userId, 'accepted')).length > 1) {
     throw new ConflictError('This user also belongs to another company; only a user exclusive to this company can be activated or deactivated')
   }
-  const user = (await tx.getUser(companyId, userId)) as UserRecord
   if (user.active === active) return user
   await tx.setUserActive(userId, active, now)
   await tx.recordEvent({ company_id: companyId, type: 'users.updated', resource_id: userId, occurred_at: now })
@@ -72,12 +90,22 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
     item: User,
     async run(request, companyId, tx, now) {
       const input = request.body as Static<typeof CreateUserBody>
-      const user = await provisionUser(tx, companyId, input, now).catch(conflictOnDuplicate)
+      const { user, pending } = await provisionUser(tx, companyId, input, now).catch(conflictOnDuplicate)
+      // A pending membership can only be accepted through its invitation: it is always sent.
+      const invite = pending || input.send_invite === true
       return {
         body: { data: renderUser(user) },
         headers: { location: context.locationOf(`/v1/users/${user.id}`) },
-        afterCommit: input.send_invite
-          ? () => invites.sendInvite({ companyId, userId: user.id, email: user.email, firstName: user.first_name, lastName: user.last_name })
+        afterCommit: invite
+          ? () =>
+              invites.sendInvite({
+                companyId,
+                userId: user.id,
+                email: input.email,
+                firstName: input.first_name,
+                lastName: input.last_name,
+                requiresAcceptance: pending,
+              })
           : undefined,
       }
     },
@@ -103,6 +131,6 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
 
 /** Two requests adding the same email at once: the loser's insert hits the unique index. */
 function conflictOnDuplicate(error: unknown): never {
-  if (error instanceof WriteConflict) throw new ConflictError('A user with this email is already a member of this company')
+  if (error instanceof WriteConflict) throw new ConflictError(ALREADY_MEMBER)
   throw error
 }

@@ -55,6 +55,8 @@ function probes(ctx: ConformanceContext): Record<number, Probe[]> {
   }
   const lists = ctx.fixture.todoLists
   const listOf = (companyId: number) => lists.find((list) => list.company_id === companyId)?.id ?? 0
+  const pendingEmail = (companyId: number) =>
+    ctx.expected.records('users', companyId).find((user) => user.invitation_status === 'pending')?.email.toLowerCase() ?? ''
   const membershipUpdated = ctx.expected.records('users', 1).map((user) => user.updated_at.toISOString()).sort()[10] ?? ''
 
   return {
@@ -69,6 +71,9 @@ function probes(ctx: ConformanceContext): Record<number, Probe[]> {
       { path: `/v1/users?updated_since=${q(membershipUpdated)}&per_page=100`, status: 200 },
       { path: `/v1/users/${ctx.edges.person}`, status: 200 },
       { path: `/v1/users/${onlyInTwo}`, status: 404 },
+      // A pending member: only what company 1 sent, inactive, dated by the membership.
+      { path: `/v1/users/${ctx.edges.pendingInCompany1}`, status: 200 },
+      { path: `/v1/users?email=${q(pendingEmail(1))}&active=false`, status: 200 },
       { path: '/v1/employees?per_page=100', status: 200 },
       { path: `/v1/employees?updated_since=${q('2026-01-05T08:30:00.000+01:00')}`, status: 200 },
       { path: `/v1/employees/${firstOf('employees', 1)}`, status: 200 },
@@ -98,6 +103,8 @@ function probes(ctx: ConformanceContext): Record<number, Probe[]> {
       { path: '/v1/company', status: 200 },
       { path: '/v1/users?active=true&per_page=100', status: 200 },
       { path: `/v1/users/${ctx.edges.person}`, status: 404 },
+      { path: `/v1/users/${ctx.edges.pendingInCompany2}`, status: 200 },
+      { path: `/v1/users?email=${q(pendingEmail(2))}`, status: 200 },
       { path: '/v1/shifts?date_from=2026-11-01&date_to=2026-11-01', status: 200 },
       { path: '/v1/shifts?date_from=2026-03-08&date_to=2026-03-09', status: 200 },
       { path: '/v1/todos?due_from=2026-03-08&due_to=2026-03-09', status: 200 },

@@ -8,6 +8,7 @@ import { keyStoreGroup } from './key-store.js'
 import { lookupById } from './lookup-by-id.js'
 import { moduleRegistryGroup } from './module-registry.js'
 import { orderingAndPaging } from './ordering-and-paging.js'
+import { pendingMemberships } from './pending-memberships.js'
 import { recordShape } from './record-shape.js'
 import { shiftWindows } from './shift-windows.js'
 import { tenantIsolation } from './tenant-isolation.js'
@@ -35,6 +36,7 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   keyStoreGroup,
   moduleRegistryGroup,
   writesGroup,
+  pendingMemberships,
   changeEvents,
   idempotencyGroup,
   httpParity,

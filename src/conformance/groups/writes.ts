@@ -151,7 +151,15 @@ export const writesGroup: ConformanceGroup = {
         { firstAboveFixture: firstId > f.maxPersonId, secondAboveFirst: secondId > firstId },
         `createPerson ids ${firstId}, ${secondId}; the fixture's largest person id is ${f.maxPersonId}`,
       ).toEqual({ firstAboveFixture: true, secondAboveFirst: true })
-      const user: UserRecord = { id: firstId, ...first, active: true, role_ids: [role], created_at: WRITE_NOW, updated_at: WRITE_NOW }
+      const user: UserRecord = {
+        id: firstId,
+        ...first,
+        active: true,
+        role_ids: [role],
+        invitation_status: 'accepted',
+        created_at: WRITE_NOW,
+        updated_at: WRITE_NOW,
+      }
       expect(created.foundInside, 'findUserIdByEmail(lower-cased) inside the creating transaction').toBe(firstId)
       expect(created.userInside, 'getUser(1, new person) inside the creating transaction').toEqual(user)
       expect(await ctx.storage().users.get(1, firstId), `users.get(1, ${firstId}) after the commit`).toEqual(user)

@@ -1,0 +1,106 @@
+import type { Clock } from '../ports/clock.js'
+import type { UserRecord } from '../ports/records.js'
+import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
+
+/** Which membership: the inviting company and the invited person (the user id the API showed). */
+export interface InvitationRef {
+  companyId: number
+  userId: number
+}
+
+/** Thrown for a refused invitation operation. Tests and hosts match on `reason`, not the message. */
+export class InvitationError extends Error {
+  constructor(
+    message: string,
+    /**
+     * `not_found`: the person has no membership of that company (never invited, or declined);
+     * `not_pending`: the membership is accepted, so there is no invitation to decline;
+     * `invalid_input`: the ids are not positive integers;
+     * `unavailable`: the plugin was registered without `writes`, so nothing can be invited.
+     */
+    readonly reason: 'not_found' | 'not_pending' | 'invalid_input' | 'unavailable',
+  ) {
+    super(message)
+    this.name = 'InvitationError'
+  }
+}
+
+/**
+ * The host's side of an invitation (`app.workforceApi.invitations`). A company that adds a
+ * person who already has a login gets a pending membership; the person is asked by the
+ * `InviteSender`'s email, and the host — having authenticated the person in its own UI —
+ * records their answer here. Each answer is one transaction with its change event, like every
+ * write of the API.
+ *
+ * @example
+ * // in the host's "join company" handler, after it authenticated the person as `userId`
+ * const user = await app.workforceApi.invitations.accept({ companyId, userId })
+ * // user.invitation_status === 'accepted'; the company now sees the person as stored
+ */
+export class InvitationManager {
+  constructor(
+    private readonly writes: WriteStorage | undefined,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The person accepts: the membership turns accepted, the company sees them as stored from
+   * now on (a `users.updated` event for it), and the person is shared by their companies.
+   * Accepting an accepted membership changes nothing and returns the user.
+   *
+   * @returns the user as the inviting company now sees them
+   * @throws InvitationError `not_found`, `invalid_input`, `unavailable`
+   */
+  accept(ref: InvitationRef): Promise<UserRecord> {
+    return this.#transaction(ref, async (tx, { companyId, userId }, now) => {
+      const user = await tx.getUser(companyId, userId)
+      if (user === null) throw notFound(ref)
+      if (user.invitation_status === 'accepted') return user
+      // Re-checked by the adapter: of two racing accepts only one changes the row and records an event.
+      if (await tx.acceptMembership(companyId, userId, now)) {
+        await tx.recordEvent({ company_id: companyId, type: 'users.updated', resource_id: userId, occurred_at: now })
+      }
+      return (await tx.getUser(companyId, userId)) as UserRecord
+    })
+  }
+
+  /**
+   * The person declines, or the host withdraws the invitation (e.g. the company's admin
+   * cancels it in the host's UI): the pending membership and what the company sent are deleted,
+   * and the company gets a `users.deleted` event; its GET of the user is a 404 from then on.
+   * The company may add the email again later, which invites the person again.
+   *
+   * @throws InvitationError `not_found`, `not_pending` (an accepted membership is not an invitation), `invalid_input`, `unavailable`
+   */
+  decline(ref: InvitationRef): Promise<void> {
+    return this.#transaction(ref, async (tx, { companyId, userId }, now) => {
+      const user = await tx.getUser(companyId, userId)
+      if (user === null) throw notFound(ref)
+      if (user.invitation_status === 'accepted') {
+        throw new InvitationError(`User ${userId} is an accepted member of company ${companyId}: there is no invitation to decline`, 'not_pending')
+      }
+      if (await tx.removePendingMembership(companyId, userId)) {
+        await tx.recordEvent({ company_id: companyId, type: 'users.deleted', resource_id: userId, occurred_at: now })
+      }
+    })
+  }
+
+  #transaction<T>(ref: InvitationRef, work: (tx: WriteTransaction, ref: InvitationRef, now: Date) => Promise<T>): Promise<T> {
+    const writes = this.writes
+    if (writes === undefined) {
+      return Promise.reject(new InvitationError('Invitations need the `writes` option: without it no one can be invited', 'unavailable'))
+    }
+    const { companyId, userId } = ref ?? {}
+    for (const [name, value] of [['companyId', companyId], ['userId', userId]] as const) {
+      if (!Number.isSafeInteger(value) || (value as number) < 1) {
+        return Promise.reject(new InvitationError(`${name} must be a positive integer`, 'invalid_input'))
+      }
+    }
+    // Stamped once the transaction holds the store, as every write is (write-routes.ts).
+    return writes.transaction((tx) => work(tx, { companyId, userId }, new Date(this.clock.now())))
+  }
+}
+
+function notFound({ companyId, userId }: InvitationRef): InvitationError {
+  return new InvitationError(`User ${userId} has no invitation to company ${companyId}`, 'not_found')
+}
