@@ -8,11 +8,35 @@ import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
-import { createPostgresKysely, createPostgresPool, createPostgresRunner } from './postgres-database.js'
+import { createPostgresKysely, createPostgresPool, createPostgresRunner, PostgresGuard } from './postgres-database.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
 
 /** Upper bound on any one statement on a pool we create: a runaway COUNT cannot pin a connection. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
+/**
+ * How long the ports wait for the answer to one statement before they give up with a 503.
+ * A frozen or unreachable server never answers and `statement_timeout` runs on the server,
+ * so only the client can bound this. 1 s leaves a request (HTTP, event-loop lag under load,
+ * the corridor's other steps) a second of room to answer within 2 s of the server going away,
+ * and is ~10× our slowest statement at a million matching rows (a COUNT, ~60–90 ms per
+ * million: docs/benchmarks-postgres.md). Tenants larger than ~10 million matching rows
+ * need it raised, and then answer an outage that much later.
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 1_000
+/**
+ * How long the ports wait to check out a connection, connecting a new one included, before a
+ * 503. A healthy pool hands one out in microseconds and a new connection takes milliseconds;
+ * 1.5 s leaves room for a slow handshake on a loaded host, and still answers within 2 s of a
+ * server that accepts TCP but never answers. (Requests queued behind clients stuck on a
+ * frozen server do not wait this long: the first query timeout ends their wait.)
+ */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 1_500
+/**
+ * TCP keepalive's initial delay on the connections of a pool we create: an idle connection
+ * to a host that vanished (no FIN, no RST) is found dead by the kernel instead of at the next
+ * query. The query timeout already bounds requests; this only keeps the pool clean.
+ */
+export const DEFAULT_KEEPALIVE_DELAY_MS = 10_000
 
 /** Where the data lives: a server we connect to, or a pool the host owns. */
 export type PostgresConnection =
@@ -22,10 +46,12 @@ export type PostgresConnection =
     }
   | {
       /**
-       * A pg pool the host owns: used as is and never ended by us, nor are its session
-       * settings changed. What we set on our own pools is the host's to set on this one:
-       * `new Pool({ options: '-c statement_timeout=5000 -c plan_cache_mode=force_custom_plan' })`
-       * (see docs/benchmarks-postgres.md for why both matter).
+       * A pg pool the host owns: used as is and never ended by us, nor are its settings or
+       * session settings changed. What we set on our own pools is the host's to set on this one:
+       * `new Pool({ options: '-c statement_timeout=5000 -c plan_cache_mode=force_custom_plan',
+       * connectionTimeoutMillis: 1500, keepAlive: true, keepAliveInitialDelayMillis: 10000 })`
+       * (see docs/benchmarks-postgres.md for the first two). `queryTimeoutMs` and
+       * `acquireTimeoutMs` still bound our own operations on it.
        */
       pool: pg.Pool
     }
@@ -35,6 +61,20 @@ export interface PostgresAdapterOptions {
   schema?: string
   /** `statement_timeout` of the connections of a pool we create, in milliseconds; 0 disables it. Default 5,000. */
   statementTimeoutMs?: number
+  /**
+   * Client-side bound on the answer to one statement of the ports, in milliseconds; past it
+   * the request gets a 503 and the connection is discarded. Applies to a host's pool too;
+   * not to migrations or `loadDataset`. 0 disables it. Default 1,000.
+   */
+  queryTimeoutMs?: number
+  /**
+   * Client-side bound on checking out a connection (connecting a new one included), in
+   * milliseconds; past it the request gets a 503. On a pool we create it is also pg-pool's
+   * `connectionTimeoutMillis`. Applies to a host's pool too. 0 disables it. Default 1,500.
+   */
+  acquireTimeoutMs?: number
+  /** TCP keepalive's initial delay on a pool we create, in milliseconds; 0 disables keepalive. Default 10,000. */
+  keepAliveDelayMs?: number
   /** Run migrations on open. Default true. */
   migrate?: boolean
 }
@@ -45,6 +85,11 @@ export interface PostgresAdapterOptions {
  * idempotency records live in `wfa_idempotency`, atomic across every process on the database.
  * `loadDataset` writes a whole dataset in one transaction, then moves id sequences past it;
  * `close` ends the pool only if this adapter created it.
+ *
+ * When Postgres cannot answer — stopped, frozen, unreachable, out of connections, a statement
+ * cancelled — the ports throw `StorageUnavailable` (a 503 with Retry-After) within
+ * `acquireTimeoutMs` or `queryTimeoutMs`, and fail at once while the outage lasts; the
+ * adapter recovers by itself when the server answers again.
  */
 export interface PostgresAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
@@ -67,26 +112,35 @@ export interface PostgresAdapter extends ReferenceAdapterPorts {
  * app.addHook('onClose', close)
  */
 export async function openPostgresAdapter(connection: PostgresConnection, options: PostgresAdapterOptions = {}): Promise<PostgresAdapter> {
-  const { schema, statementTimeoutMs } = checkAdapterOptions(connection, options)
+  const settings = checkAdapterOptions(connection, options)
+  const { schema } = settings
   const owned = 'connectionString' in connection
-  const pool = owned ? createPostgresPool(connection.connectionString, statementTimeoutMs) : connection.pool
-  const plainDb = createPostgresKysely(pool)
+  const pool = owned ? createPostgresPool(connection.connectionString, settings) : connection.pool
+  const guard = new PostgresGuard(pool, settings)
+  const plainDb = createPostgresKysely(guard)
   const db = schema === undefined ? plainDb : plainDb.withSchema(schema)
+  // Migrations and dataset loads may rightly run long: bounded only while checking out.
+  const unboundedGuard = new PostgresGuard(pool, { acquireTimeoutMs: settings.acquireTimeoutMs, queryTimeoutMs: 0 })
+  const unboundedPlainDb = createPostgresKysely(unboundedGuard)
+  const unboundedDb = schema === undefined ? unboundedPlainDb : unboundedPlainDb.withSchema(schema)
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
+    guard.close()
+    unboundedGuard.close()
     await plainDb.destroy()
+    await unboundedPlainDb.destroy()
     if (owned) await pool.end()
   }
   try {
-    if (options.migrate ?? true) await migrateWithoutStatementTimeout(plainDb, schema)
+    if (options.migrate ?? true) await migrateWithoutStatementTimeout(unboundedPlainDb, schema)
   } catch (error) {
     await close()
     throw error
   }
   return {
-    storage: new SqlStorage(db, createPostgresRunner(pool), postgresCodec),
+    storage: new SqlStorage(db, createPostgresRunner(guard), postgresCodec),
     keyStore: new SqlKeyStore(db, postgresCodec),
     modules: new SqlModuleRegistry(db, postgresCodec),
     // Transactions run concurrently on separate connections: lock what is read for update.
@@ -94,7 +148,7 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     idempotency: new SqlIdempotencyStore(db, postgresCodec, { lockRows: true }),
     db,
     pool,
-    loadDataset: (dataset) => loadPostgresDataset(db, plainDb, dataset, schema),
+    loadDataset: (dataset) => loadPostgresDataset(unboundedDb, unboundedPlainDb, dataset, schema),
     close,
   }
 }
@@ -103,17 +157,32 @@ function checkAdapterOptions(connection: PostgresConnection, options: PostgresAd
   const hasUrl = 'connectionString' in connection && typeof connection.connectionString === 'string'
   const hasPool = 'pool' in connection && connection.pool !== undefined
   if (hasUrl === hasPool) throw new TypeError('openPostgresAdapter: pass exactly one of "connectionString" or "pool"')
-  const { schema, statementTimeoutMs } = options
+  const { schema } = options
   if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
     throw new TypeError('openPostgresAdapter: "schema" must be a plain identifier of at most 63 characters')
   }
-  if (statementTimeoutMs !== undefined) {
-    if (hasPool) throw new TypeError('openPostgresAdapter: "statementTimeoutMs" applies to pools we create; set statement_timeout on your own pool')
-    if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 0) {
-      throw new TypeError('openPostgresAdapter: "statementTimeoutMs" must be an integer >= 0')
-    }
+  if (hasPool && options.statementTimeoutMs !== undefined) {
+    throw new TypeError('openPostgresAdapter: "statementTimeoutMs" applies to pools we create; set statement_timeout on your own pool')
   }
-  return { schema, statementTimeoutMs: statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS }
+  if (hasPool && options.keepAliveDelayMs !== undefined) {
+    throw new TypeError('openPostgresAdapter: "keepAliveDelayMs" applies to pools we create; set keepAlive on your own pool')
+  }
+  return {
+    schema,
+    statementTimeoutMs: milliseconds(options, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS),
+    queryTimeoutMs: milliseconds(options, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS),
+    acquireTimeoutMs: milliseconds(options, 'acquireTimeoutMs', DEFAULT_ACQUIRE_TIMEOUT_MS),
+    keepAliveDelayMs: milliseconds(options, 'keepAliveDelayMs', DEFAULT_KEEPALIVE_DELAY_MS),
+  }
+}
+
+type MillisecondOption = 'statementTimeoutMs' | 'queryTimeoutMs' | 'acquireTimeoutMs' | 'keepAliveDelayMs'
+
+function milliseconds(options: PostgresAdapterOptions, name: MillisecondOption, fallback: number): number {
+  const value = options[name]
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 0) throw new TypeError(`openPostgresAdapter: "${name}" must be an integer >= 0`)
+  return value
 }
 
 /**
@@ -145,5 +214,6 @@ async function migrateWithoutStatementTimeout(db: Kysely<any>, schema: string | 
 }
 
 export { postgresCodec, postgresColumnTypes, postgresTypes } from './postgres-codec.js'
-export { statementName } from './postgres-database.js'
+export { statementName, UNAVAILABLE_PROBE_INTERVAL_MS } from './postgres-database.js'
+export { toStorageError, unavailableReason, type UnavailableReason } from './postgres-errors.js'
 export { migrateToLatest } from '../sql/migrate.js'

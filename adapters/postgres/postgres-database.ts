@@ -1,59 +1,290 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
+import { StorageUnavailable } from '../../src/ports/errors.js'
 import type { PreparedQuery, SqlRunner } from '../sql/prepared.js'
 import { postgresTypes } from './postgres-codec.js'
+import { acquireTimeoutCause, toStorageError, unavailableReason } from './postgres-errors.js'
 
 /**
- * Creates the pool `openPostgresAdapter` owns. Both settings travel in the startup packet
- * (`options`), so they hold on every connection of this pool from its first statement
+ * While Postgres is known to be unreachable, the guard checks it (`select 1`) this often;
+ * operations fail at once meanwhile, and the first check that succeeds ends the outage.
+ */
+export const UNAVAILABLE_PROBE_INTERVAL_MS = 250
+
+/** How the pool we create connects; see `openPostgresAdapter` for each value's default. */
+export interface PostgresPoolSettings {
+  statementTimeoutMs: number
+  /** pg-pool's `connectionTimeoutMillis`: waiting for a free client and connecting a new one. */
+  acquireTimeoutMs: number
+  /** TCP keepalive's initial delay on every connection; 0 turns keepalive off. */
+  keepAliveDelayMs: number
+}
+
+/**
+ * Creates the pool `openPostgresAdapter` owns. Both session settings travel in the startup
+ * packet (`options`), so they hold on every connection of this pool from its first statement
  * (a connection string's own `?options=` would replace them):
- * - `statement_timeout`: no statement can run unbounded (a COUNT over a huge filter included);
+ * - `statement_timeout`: no statement can run unbounded (a COUNT over a huge filter included),
+ *   and a query the client gave up on stops on the server too;
  * - `plan_cache_mode = force_custom_plan`: a named statement is planned for the tenant and
  *   filter values at hand every time. With the default, after five runs Postgres may keep
  *   one generic plan for every tenant, costed for an average tenant: a small tenant then
  *   pays for a large one's plan (docs/benchmarks-postgres.md). Planning costs ~0.1 ms.
+ * `connectionTimeoutMillis` bounds both the wait for a free client and the connect of a new
+ * one (pg-pool has no other way to give up on a server that accepts TCP but never answers).
  */
-export function createPostgresPool(connectionString: string, statementTimeoutMs: number): pg.Pool {
-  const options = `-c statement_timeout=${statementTimeoutMs} -c plan_cache_mode=force_custom_plan`
-  const pool = new pg.Pool({ connectionString, options })
+export function createPostgresPool(connectionString: string, settings: PostgresPoolSettings): pg.Pool {
+  const options = `-c statement_timeout=${settings.statementTimeoutMs} -c plan_cache_mode=force_custom_plan`
+  const pool = new pg.Pool({
+    connectionString,
+    options,
+    connectionTimeoutMillis: settings.acquireTimeoutMs,
+    keepAlive: settings.keepAliveDelayMs > 0,
+    keepAliveInitialDelayMillis: settings.keepAliveDelayMs,
+  })
   // Without a listener an idle client's error (server restart, network drop) would crash
   // the process; pg has already removed that client and the next query gets a new one.
   pool.on('error', () => {})
   return pool
 }
 
-/**
- * A Kysely instance over `pool` whose queries parse results with `postgresTypes` (per query;
- * the pool's global parsers stay untouched). Destroying it never ends the pool: the adapter
- * decides that, because a host's pool must outlive us.
- */
-export function createPostgresKysely(pool: pg.Pool): Kysely<any> {
-  return new Kysely({ dialect: new PostgresDialect({ pool: typedPool(pool) }) })
+/** The client-side bounds on every operation of the ports; 0 turns one off. */
+export interface PostgresOperationTimeouts {
+  /** Checking out a client, connecting a new one included. */
+  acquireTimeoutMs: number
+  /** Waiting for the answer to one statement. */
+  queryTimeoutMs: number
 }
 
-function typedPool(pool: pg.Pool): PostgresPool {
-  // Kysely keys its connection objects by client identity: hand out one wrapper per client.
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
-  return {
-    async connect() {
-      const client = await pool.connect()
-      let wrapper = wrappers.get(client)
-      if (wrapper === undefined) {
-        wrapper = {
-          // Kysely calls query(sql, parameters), or query(cursor) when streaming with a cursor.
-          query: (textOrCursor: any, values?: readonly unknown[]): any =>
-            typeof textOrCursor === 'string'
-              ? client.query({ text: textOrCursor, values: [...(values ?? [])], types: postgresTypes })
-              : client.query(textOrCursor),
-          release: () => client.release(),
-        }
-        wrappers.set(client, wrapper)
+/**
+ * A checked-out client as the guard hands it out: bounded queries, errors already mapped.
+ * `release()` returns it to the pool, or has the pool discard it if its connection is broken.
+ */
+export type GuardedClient = PostgresPoolClient & {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>
+}
+
+interface ClientState {
+  guarded: GuardedClient
+  /** Set once the connection is unusable: a timed-out query, a lost socket. Never cleared. */
+  broken: Error | null
+  released: boolean
+}
+
+/**
+ * The one boundary between the ports and pg: Kysely and the prepared-statement runner both
+ * check clients out here. It
+ * - bounds each acquire and each statement on the client side, because a frozen or
+ *   unreachable server never answers, so `statement_timeout` cannot fire;
+ * - turns "cannot answer now" failures into `StorageUnavailable` (503), once, and lets every
+ *   other error through untouched;
+ * - has the pool discard a client whose query timed out or whose socket failed, instead of
+ *   handing it out again with a stale query still on its wire;
+ * - fails at once while the server is known to be unreachable, so an outage costs a request
+ *   milliseconds, not a timeout (nor one per step: a 503's own clean-up, such as releasing an
+ *   idempotency slot, fails at once too). Meanwhile it checks the server itself every
+ *   `UNAVAILABLE_PROBE_INTERVAL_MS`; the first check that succeeds, or any statement that
+ *   does, ends the outage: no restart needed.
+ */
+export class PostgresGuard {
+  readonly #pool: pg.Pool
+  readonly #timeouts: PostgresOperationTimeouts
+  readonly #states = new WeakMap<pg.PoolClient, ClientState>()
+  /** When the current outage was first seen (ms since epoch), or null while all is well. */
+  #unreachableSince: number | null = null
+  #probe: NodeJS.Timeout | undefined
+  #closed = false
+  /** Acquires still waiting for a client: an outage ends their wait at once. */
+  readonly #waiting = new Set<(error: StorageUnavailable) => void>()
+
+  constructor(pool: pg.Pool, timeouts: PostgresOperationTimeouts) {
+    this.#pool = pool
+    this.#timeouts = timeouts
+  }
+
+  /** Checks out a client within `acquireTimeoutMs`, or throws `StorageUnavailable`. */
+  async acquire(): Promise<GuardedClient> {
+    if (this.#unreachableSince !== null) {
+      throw new StorageUnavailable(`postgres has been unreachable since ${new Date(this.#unreachableSince).toISOString()}`)
+    }
+    let client: pg.PoolClient
+    try {
+      client = await this.#connectWithin(this.#timeouts.acquireTimeoutMs)
+    } catch (error) {
+      // No connection in time is an outage too, even when the server might be fine and the
+      // pool only full: otherwise every later step of a request (a 503's clean-up included)
+      // would wait its own acquire timeout behind clients stuck on a frozen server. A pool
+      // that healthy load keeps full sheds load until the check below gets a client.
+      throw this.#failed(error, unavailableReason(error) !== null)
+    }
+    return this.#stateOf(client).guarded
+  }
+
+  /** Stops checking on the server; the adapter calls it when it closes. */
+  close(): void {
+    this.#closed = true
+    clearTimeout(this.#probe)
+  }
+
+  /** During an outage: `select 1` within the usual bounds, again and again until it answers. */
+  async #checkServer(): Promise<void> {
+    this.#probe = undefined
+    if (this.#closed || this.#unreachableSince === null) return
+    try {
+      const client = this.#stateOf(await this.#connectWithin(this.#timeouts.acquireTimeoutMs)).guarded
+      try {
+        await client.query({ text: 'select 1' })
+      } finally {
+        client.release()
       }
-      return wrapper
-    },
+    } catch {
+      // Still unreachable (or closing): check again later.
+    }
+    if (this.#unreachableSince !== null && !this.#closed) {
+      this.#probe = setTimeout(() => void this.#checkServer(), UNAVAILABLE_PROBE_INTERVAL_MS)
+      this.#probe.unref()
+    }
+  }
+
+  #connectWithin(ms: number): Promise<pg.PoolClient> {
+    const connecting = this.#pool.connect()
+    if (ms <= 0) return connecting
+    return new Promise((resolve, reject) => {
+      let gaveUp = false
+      // A host's pool may have no connect timeout of its own, and an outage found meanwhile
+      // makes waiting pointless: give up here, and hand the client back the moment it arrives.
+      const giveUp = (error: StorageUnavailable) => {
+        if (gaveUp) return
+        gaveUp = true
+        clearTimeout(timer)
+        this.#waiting.delete(giveUp)
+        reject(error)
+      }
+      const timer = setTimeout(() => giveUp(new StorageUnavailable(`postgres: no connection within ${ms} ms`, { cause: acquireTimeoutCause(ms) })), ms)
+      this.#waiting.add(giveUp)
+      connecting.then(
+        (client) => {
+          clearTimeout(timer)
+          this.#waiting.delete(giveUp)
+          if (gaveUp) client.release()
+          else resolve(client)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          this.#waiting.delete(giveUp)
+          if (!gaveUp) reject(error)
+        },
+      )
+    })
+  }
+
+  #stateOf(client: pg.PoolClient): ClientState {
+    // Kysely keys its connection objects by client identity: one wrapper per pg client, for good.
+    const known = this.#states.get(client)
+    if (known !== undefined) {
+      known.released = false
+      return known
+    }
+    const state: ClientState = {
+      broken: null,
+      released: false,
+      guarded: {
+        // Kysely calls query(sql, parameters); the runner passes a named statement's config.
+        // (Kysely's other form, query(cursor), needs a `cursor` in the dialect, which we never set.)
+        query: ((textOrConfig: string | pg.QueryConfig, values?: readonly unknown[]) =>
+          this.#query(
+            state,
+            client,
+            typeof textOrConfig === 'string' ? { text: textOrConfig, values: [...(values ?? [])], types: postgresTypes } : textOrConfig,
+          )) as GuardedClient['query'],
+        release: () => {
+          if (state.released) return
+          state.released = true
+          // An error makes pg-pool end the client instead of keeping it idle.
+          client.release(state.broken ?? undefined)
+        },
+      },
+    }
+    // pg emits 'error' on a checked-out client whose socket fails between queries; unheard,
+    // it would crash the process. The client is then of no further use.
+    client.on('error', (error) => {
+      state.broken ??= error
+    })
+    this.#states.set(client, state)
+    return state
+  }
+
+  async #query(state: ClientState, client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult> {
+    if (state.broken !== null) {
+      throw new StorageUnavailable(`postgres: the connection was lost (${state.broken.message})`, { cause: state.broken })
+    }
+    try {
+      const result = await this.#answerWithin(state, client, config, this.#timeouts.queryTimeoutMs)
+      this.#unreachableSince = null
+      return result
+    } catch (error) {
+      // A cancelled statement (57014) leaves a good connection and a server that answers.
+      const unreachable = unavailableReason(error) === 'unreachable'
+      if (unreachable) state.broken ??= error instanceof Error ? error : new Error(String(error))
+      throw this.#failed(error, unreachable)
+    }
+  }
+
+  #answerWithin(state: ClientState, client: pg.PoolClient, config: pg.QueryConfig, ms: number): Promise<any> {
+    const answering = client.query(config)
+    if (ms <= 0) return answering
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new StorageUnavailable(`postgres: no answer within ${ms} ms`)
+        state.broken ??= error
+        // The statement may still be on the wire or running: this connection can never be
+        // trusted with another one. Destroying the socket ends it now (a frozen server would
+        // never acknowledge a polite Terminate); the server's statement_timeout, or the reset
+        // it reads when it wakes up, ends the backend's side.
+        ;(client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy()
+        reject(error)
+      }, ms)
+      answering.then(
+        (result) => {
+          clearTimeout(timer)
+          resolve(result)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  /** Maps `error` for the ports; with `outage`, fails fast from now until the server answers. */
+  #failed(error: unknown, outage: boolean): unknown {
+    const mapped = toStorageError(error)
+    if (outage && this.#unreachableSince === null && !this.#closed) {
+      this.#unreachableSince = Date.now()
+      const since = new Date(this.#unreachableSince).toISOString()
+      for (const giveUp of [...this.#waiting]) giveUp(new StorageUnavailable(`postgres became unreachable at ${since} while waiting for a connection`))
+      this.#probe = setTimeout(() => void this.#checkServer(), 0)
+      this.#probe.unref()
+    }
+    return mapped
+  }
+}
+
+/**
+ * A Kysely instance whose every client comes from `guard`: bounded, mapped, and parsing
+ * results with `postgresTypes` (per query; the pool's global parsers stay untouched).
+ * Destroying it never ends the pool: the adapter decides that, because a host's pool must
+ * outlive us.
+ */
+export function createPostgresKysely(source: PostgresGuard | pg.Pool): Kysely<any> {
+  const guard = guardOf(source)
+  const pool: PostgresPool = {
+    connect: () => guard.acquire(),
     end: async () => {},
   }
+  return new Kysely({ dialect: new PostgresDialect({ pool }) })
 }
 
 /**
@@ -62,7 +293,8 @@ function typedPool(pool: pg.Pool): PostgresPool {
  * text always has the same name (pg refuses one name for two texts) and differently
  * schema-qualified adapters sharing a pool never collide.
  */
-export function createPostgresRunner(pool: pg.Pool): SqlRunner {
+export function createPostgresRunner(source: PostgresGuard | pg.Pool): SqlRunner {
+  const guard = guardOf(source)
   const names = new WeakMap<PreparedQuery, string>()
   return {
     async all(query: PreparedQuery, values: unknown[]) {
@@ -71,10 +303,20 @@ export function createPostgresRunner(pool: pg.Pool): SqlRunner {
         name = statementName(query.sql)
         names.set(query, name)
       }
-      const result = await pool.query({ name, text: query.sql, values, types: postgresTypes })
-      return result.rows as Record<string, unknown>[]
+      const client = await guard.acquire()
+      try {
+        const result = await client.query({ name, text: query.sql, values, types: postgresTypes })
+        return result.rows as Record<string, unknown>[]
+      } finally {
+        client.release()
+      }
     },
   }
+}
+
+/** A bare pool (benchmarks, tests) gets the guard's mapping and discarding, without timeouts. */
+function guardOf(source: PostgresGuard | pg.Pool): PostgresGuard {
+  return source instanceof PostgresGuard ? source : new PostgresGuard(source, { acquireTimeoutMs: 0, queryTimeoutMs: 0 })
 }
 
 /** `wfa_` plus 128 bits of the SQL's SHA-256: well inside Postgres' 63-byte identifier limit. */
