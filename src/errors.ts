@@ -60,6 +60,7 @@ export const STATUS_CODES: Readonly<Record<number, string>> = {
   408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_error',
   429: 'rate_limited',

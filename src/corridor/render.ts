@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
 import { StorageUnavailable } from '../ports/errors.js'
+import { RESPONSE_HEADERS } from './response-headers.js'
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included
@@ -46,5 +47,6 @@ export function handleNotFound(request: FastifyRequest, reply: FastifyReply): vo
  */
 export function workforceFrameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
-  reply.code(status).send(errorEnvelope(STATUS_CODES[status] ?? 'bad_request', error.message, status))
+  // Raised before any hook runs, so the headers every API response carries are set here too.
+  reply.code(status).headers(RESPONSE_HEADERS).send(errorEnvelope(STATUS_CODES[status] ?? 'bad_request', error.message, status))
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES as HTTP_REASONS, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyHttpOptions, FastifyInstance } from 'fastify'
+import type { ConnectionError, FastifyHttpOptions, FastifyInstance } from 'fastify'
 import { errorEnvelope, STATUS_CODES } from '../errors.js'
 import { workforceFrameworkErrors } from '../corridor/render.js'
 import { RESPONSE_HEADERS } from '../corridor/response-headers.js'
@@ -71,6 +71,7 @@ export function workforceServerOptions(limits: Partial<ServerLimits> = {}): Fast
  */
 export function hardenWorkforceServer(app: FastifyInstance, limits: Partial<ServerLimits> = {}): void {
   app.server.maxConnections = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS
+  rememberRequestStarts(app.server)
   app.server.on('connect', (_request, socket: Duplex) => writeEnvelope(socket, 405))
   // Callback style: no promise on every request of the process for a check that almost never fires.
   app.addHook('onRequest', (request, reply, done) => {
@@ -88,10 +89,44 @@ export function hardenWorkforceServer(app: FastifyInstance, limits: Partial<Serv
  * `Content-Length` or `Transfer-Encoding`, a malformed method or header, a timed-out request),
  * answered in the envelope on the raw socket, then closed.
  */
-export function workforceClientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+export function workforceClientErrorHandler(error: ConnectionError, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  writeEnvelope(socket, status)
+  // A response to HEAD has no body (RFC 9110 9.3.2); the method is the first bytes Node read.
+  writeEnvelope(socket, status, startOfRequest(socket, error) === 'HEAD ')
+}
+
+/** The first bytes of the request each socket is receiving, kept by `rememberRequestStarts`. */
+const REQUEST_START = Symbol('workforce-api request start')
+type TrackedSocket = Duplex & { [REQUEST_START]?: string | null }
+
+/**
+ * Notes the first five bytes of each request on each connection (a new request starts with the
+ * first data after the previous response ended), so a parser error met in a later chunk of a
+ * long request still knows whether it was a HEAD.
+ */
+function rememberRequestStarts(server: Server): void {
+  server.on('connection', (socket: TrackedSocket) => {
+    socket[REQUEST_START] = null
+    socket.on('data', (chunk: Buffer) => {
+      if (socket[REQUEST_START] === null) socket[REQUEST_START] = chunk.subarray(0, 5).toString('latin1')
+    })
+  })
+  server.on('request', (_request, response) => {
+    const socket = response.socket as TrackedSocket | null
+    response.once('finish', () => {
+      if (socket !== null) socket[REQUEST_START] = null
+    })
+  })
+}
+
+/** What the failed request started with: remembered per connection, else the chunk Node was parsing. */
+function startOfRequest(socket: TrackedSocket, error: ConnectionError): string | undefined {
+  const remembered = socket[REQUEST_START]
+  if (typeof remembered === 'string') return remembered
+  // Node hands over the bytes it was parsing as a Buffer (Fastify's type says otherwise).
+  const raw = error.rawPacket as unknown
+  return Buffer.isBuffer(raw) ? raw.subarray(0, 5).toString('latin1') : undefined
 }
 
 const CLIENT_ERROR_MESSAGES: Readonly<Record<number, string>> = {
@@ -101,7 +136,7 @@ const CLIENT_ERROR_MESSAGES: Readonly<Record<number, string>> = {
   431: 'The request headers are too large',
 }
 
-function writeEnvelope(socket: Duplex, status: number): void {
+function writeEnvelope(socket: Duplex, status: number, headOnly = false): void {
   if (!socket.writable) {
     socket.destroy()
     return
@@ -114,5 +149,5 @@ function writeEnvelope(socket: Duplex, status: number): void {
     connection: 'close',
   }
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-  socket.end(`HTTP/1.1 ${status} ${HTTP_REASONS[status]}\r\n${head}\r\n${body}`)
+  socket.end(`HTTP/1.1 ${status} ${HTTP_REASONS[status]}\r\n${head}\r\n${headOnly ? '' : body}`)
 }

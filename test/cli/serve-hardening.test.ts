@@ -84,6 +84,38 @@ describe('serve: hostile clients get bounded time and the envelope', () => {
     expectEnvelope(response, status, code)
   })
 
+  it('a HEAD request the parser refuses gets the status and headers but no body (RFC 9110 9.3.2)', async () => {
+    const { response } = await exchange(port, `HEAD /api/public/v1/users HTTP/1.1\r\n${host()}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expect(response?.status).toBe(431)
+    expect(Number(response?.headers['content-length'])).toBeGreaterThan(0)
+    expect(response?.body).toBe('')
+  })
+
+  it('a HEAD request whose error is met in a later chunk, after a request on the same connection, still gets no body', async () => {
+    const socket = connect({ host: '127.0.0.1', port })
+    const received: Buffer[] = []
+    socket.on('data', (chunk) => received.push(chunk))
+    await new Promise<void>((resolve) => socket.once('connect', resolve))
+    socket.write(`GET /health/live HTTP/1.1\r\n${host()}\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const first = Buffer.concat(received.splice(0)).toString('latin1')
+    expect(first).toMatch(/^HTTP\/1\.1 200 /)
+    socket.write(`HEAD /api/public/v1/users HTTP/1.1\r\n${host()}X-Big: `)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    socket.write(`${'a'.repeat(20_000)}\r\n\r\n`)
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    const response = parse(Buffer.concat(received).toString('latin1'))
+    expect(response?.status).toBe(431)
+    expect(response?.body).toBe('')
+  })
+
+  it('a malformed URL is refused in the envelope with no-store and nosniff, like every API response', async () => {
+    const { response } = await exchange(port, `GET /api/public/v1/roles/%zz HTTP/1.1\r\n${host()}Connection: close\r\n\r\n`)
+    expectEnvelope(response, 400, 'bad_request')
+    expect(response?.headers['cache-control']).toBe('no-store')
+    expect(response?.headers['x-content-type-options']).toBe('nosniff')
+  })
+
   it('a client that never finishes its headers gets 408 in the envelope once the headers timeout passes', async () => {
     const { response, elapsedMs } = await exchange(port, `GET /api/public/v1/users HTTP/1.1\r\n${host()}X-Slow: `, 10_000)
     expectEnvelope(response, 408, 'request_timeout')
