@@ -10,6 +10,7 @@ import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
 import { createPostgresKysely, createPostgresPool, createPostgresRunner, PostgresGuard } from './postgres-database.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
+import { invalidationChannel, PostgresInvalidationFeed, postgresNotifier } from './postgres-invalidations.js'
 
 /** Upper bound on any one statement on a pool we create: a runaway COUNT cannot pin a connection. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
@@ -93,6 +94,12 @@ export interface PostgresAdapterOptions {
  */
 export interface PostgresAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
+  /**
+   * Key and module changes made anywhere on this database (any instance, the CLI), through
+   * LISTEN/NOTIFY: `pg_notify` is sent in the change's own transaction by `keyStore` and
+   * `modules`, and the plugin follows the feed on a connection of its own.
+   */
+  invalidations: PostgresInvalidationFeed
   /** Kysely over our tables, schema-qualified when `schema` is set. */
   db: Kysely<any>
   pool: pg.Pool
@@ -139,10 +146,13 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     await close()
     throw error
   }
+  const channel = invalidationChannel(schema)
+  const notify = postgresNotifier(channel)
   return {
     storage: new SqlStorage(db, createPostgresRunner(guard), postgresCodec),
-    keyStore: new SqlKeyStore(db, postgresCodec),
-    modules: new SqlModuleRegistry(db, postgresCodec),
+    keyStore: new SqlKeyStore(db, postgresCodec, notify),
+    modules: new SqlModuleRegistry(db, postgresCodec, notify),
+    invalidations: new PostgresInvalidationFeed(owned ? { connectionString: connection.connectionString } : (pool as unknown as { options: pg.ClientConfig }).options, channel),
     // Transactions run concurrently on separate connections: lock what is read for update.
     writes: new SqlWriteStorage(db, postgresCodec, { lockRows: true }),
     idempotency: new SqlIdempotencyStore(db, postgresCodec, { lockRows: true }),

@@ -11,6 +11,7 @@ export function createMigrations(types: SqlColumnTypes): Record<string, Migratio
     '2026_11_21_0001_initial': initial(types),
     '2026_11_22_0002_writes': writes(types),
     '2026_11_23_0003_invitations': invitations(),
+    '2026_11_23_0004_key_rate_limits': keyRateLimits(),
   }
 }
 
@@ -311,6 +312,21 @@ function invitations(): Migration {
       for (const [name] of [...added].reverse()) {
         await db.schema.alterTable('wfa_memberships').dropColumn(name).execute()
       }
+    },
+  }
+}
+
+/**
+ * A key's own rate limit (issue 9): requests per window, overriding the plugin's default;
+ * null for the default. Self-contained like every migration.
+ */
+function keyRateLimits(): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('wfa_api_keys').addColumn('rate_limit', 'integer').execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.alterTable('wfa_api_keys').dropColumn('rate_limit').execute()
     },
   }
 }

@@ -155,6 +155,7 @@ export interface WorkforceTables {
     expires_at: DialectValue
     state: string
     name: string | null
+    rate_limit: number | null
     created_at: DialectValue
     last_used_at: DialectValue
   }

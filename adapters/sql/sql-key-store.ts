@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, KeyState, KeyStore } from '../../src/ports/key-store.js'
 import type { SqlCodec } from './codec.js'
+import type { ChangeNotifier } from './change-notifier.js'
 import type { QueryDb } from './prepared.js'
 
 /** The `KeyStore` port over `wfa_api_keys`. Only the SHA-256 of a secret is ever written. */
@@ -7,6 +8,8 @@ export class SqlKeyStore implements KeyStore {
   constructor(
     private readonly db: QueryDb,
     private readonly codec: SqlCodec,
+    /** Tells every instance of a state change, in the change's own transaction (Postgres NOTIFY). */
+    private readonly notify?: ChangeNotifier,
   ) {}
 
   async find(keyId: string): Promise<ApiKeyRecord | null> {
@@ -26,6 +29,7 @@ export class SqlKeyStore implements KeyStore {
         expires_at: record.expires_at === null ? null : c.instant(record.expires_at),
         state: record.state,
         name: record.name,
+        rate_limit: record.rate_limit,
         created_at: c.instant(record.created_at),
         last_used_at: record.last_used_at === null ? null : c.instant(record.last_used_at),
       })
@@ -34,13 +38,17 @@ export class SqlKeyStore implements KeyStore {
 
   async setState(keyId: string, to: KeyState, from: readonly KeyState[]): Promise<ApiKeyRecord | null> {
     // One conditional UPDATE: two admins racing cannot both win, and revoked stays revoked.
-    const row = await this.db
-      .updateTable('wfa_api_keys')
-      .set({ state: to })
-      .where('key_id', '=', keyId)
-      .where('state', 'in', [...from])
-      .returningAll()
-      .executeTakeFirst()
+    const update = (db: QueryDb) =>
+      db.updateTable('wfa_api_keys').set({ state: to }).where('key_id', '=', keyId).where('state', 'in', [...from]).returningAll().executeTakeFirst()
+    const notify = this.notify
+    const row =
+      notify === undefined
+        ? await update(this.db)
+        : await this.db.transaction().execute(async (trx) => {
+            const changed = await update(trx)
+            if (changed !== undefined) await notify(trx, { kind: 'key', keyId })
+            return changed
+          })
     return row === undefined ? null : this.#decode(row)
   }
 
@@ -65,6 +73,7 @@ export class SqlKeyStore implements KeyStore {
       expires_at: row.expires_at === null ? null : c.readInstant(row.expires_at),
       state: row.state,
       name: row.name,
+      rate_limit: row.rate_limit === null ? null : c.readInt(row.rate_limit),
       created_at: c.readInstant(row.created_at),
       last_used_at: row.last_used_at === null ? null : c.readInstant(row.last_used_at),
     }

@@ -1,5 +1,6 @@
 import type { ModuleSwitchboard, PlatformModule } from '../../src/ports/module-registry.js'
 import type { SqlCodec } from './codec.js'
+import type { ChangeNotifier } from './change-notifier.js'
 import type { QueryDb } from './prepared.js'
 
 /**
@@ -10,6 +11,8 @@ export class SqlModuleRegistry implements ModuleSwitchboard {
   constructor(
     private readonly db: QueryDb,
     private readonly codec: SqlCodec,
+    /** Tells every instance of a switch, in the switch's own transaction (Postgres NOTIFY). */
+    private readonly notify?: ChangeNotifier,
   ) {}
 
   async isActive(companyId: number, module: PlatformModule): Promise<boolean> {
@@ -25,10 +28,20 @@ export class SqlModuleRegistry implements ModuleSwitchboard {
   /** Switches a module on or off for a company (upsert). */
   async setActive(companyId: number, module: PlatformModule, active: boolean): Promise<void> {
     const value = this.codec.bool(active)
-    await this.db
-      .insertInto('wfa_company_modules')
-      .values({ company_id: companyId, module, active: value })
-      .onConflict((oc) => oc.columns(['company_id', 'module']).doUpdateSet({ active: value }))
-      .execute()
+    const upsert = (db: QueryDb) =>
+      db
+        .insertInto('wfa_company_modules')
+        .values({ company_id: companyId, module, active: value })
+        .onConflict((oc) => oc.columns(['company_id', 'module']).doUpdateSet({ active: value }))
+        .execute()
+    const notify = this.notify
+    if (notify === undefined) {
+      await upsert(this.db)
+      return
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await upsert(trx)
+      await notify(trx, { kind: 'module', companyId, module })
+    })
   }
 }

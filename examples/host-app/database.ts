@@ -189,6 +189,7 @@ export interface HostDatabase {
     expires_at: string | null
     state: string
     label: string | null
+    requests_per_window: number | null
     issued_at: string
     last_used_at: string | null
   }
@@ -259,7 +260,8 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
        PRIMARY KEY (task_id, position))`,
     `CREATE TABLE IF NOT EXISTS org_features (org_id INTEGER NOT NULL, feature TEXT NOT NULL, enabled INTEGER NOT NULL, PRIMARY KEY (org_id, feature))`,
     `CREATE TABLE IF NOT EXISTS api_credentials (key_id TEXT PRIMARY KEY, org_id INTEGER NOT NULL, secret_sha256 TEXT NOT NULL,
-       scope_list TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, label TEXT, issued_at TEXT NOT NULL, last_used_at TEXT)`,
+       scope_list TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, label TEXT, requests_per_window INTEGER, issued_at TEXT NOT NULL,
+       last_used_at TEXT)`,
     // Every list of the public API is "one organisation, ordered by id": index accordingly.
     'CREATE INDEX IF NOT EXISTS company_memberships_org ON company_memberships (org_id, account_id)',
     'CREATE INDEX IF NOT EXISTS job_roles_org ON job_roles (org_id, job_role_id)',

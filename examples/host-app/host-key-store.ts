@@ -28,6 +28,7 @@ export class HostKeyStore implements KeyStore {
         expires_at: record.expires_at?.toISOString() ?? null,
         state: record.state,
         label: record.name,
+        requests_per_window: record.rate_limit,
         issued_at: record.created_at.toISOString(),
         last_used_at: record.last_used_at?.toISOString() ?? null,
       })
@@ -66,6 +67,7 @@ function toRecord(row: CredentialRow): ApiKeyRecord {
     expires_at: row.expires_at === null ? null : new Date(row.expires_at),
     state: row.state as KeyState,
     name: row.label,
+    rate_limit: row.requests_per_window,
     created_at: new Date(row.issued_at),
     last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at),
   }

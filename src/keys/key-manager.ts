@@ -142,7 +142,7 @@ export class KeyManager {
       scopes: [...record.scopes],
       state: expired ? 'expired' : record.state,
       expires_at: record.expires_at?.toISOString() ?? null,
-      rate_limit: record.rate_limit ?? null,
+      rate_limit: record.rate_limit,
       created_at: record.created_at.toISOString(),
       last_used_at: record.last_used_at?.toISOString() ?? null,
     }

@@ -15,11 +15,8 @@ export interface ApiKeyRecord {
   expires_at: Date | null
   state: KeyState
   name: string | null
-  /**
-   * This key's requests per rate-limit window, overriding the plugin's `rateLimit.max`;
-   * `null` (or absent, for a store that does not keep it) uses the default.
-   */
-  rate_limit?: number | null
+  /** This key's requests per rate-limit window, overriding the plugin's `rateLimit.max`; `null` uses the default. */
+  rate_limit: number | null
   created_at: Date
   last_used_at: Date | null
 }

@@ -75,6 +75,7 @@ describe('every credential failure does the same work', () => {
     expires_at: null,
     state: 'active',
     name: null,
+    rate_limit: null,
     created_at: new Date(0),
     last_used_at: null,
     ...overrides,

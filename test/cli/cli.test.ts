@@ -76,6 +76,15 @@ describe('workforce-api CLI', () => {
     expect(entry).toMatchObject({ key_id, company_id: 1, state: 'active', name: 'ci', scopes: ['users:read', 'company:read'] })
   })
 
+  it('keys create --rate-limit stores the key\'s own budget, listed with the key', async () => {
+    const { key_id } = lastJson((await cli('keys', 'create', '--db', db, '--company', '2', '--scopes', 'all', '--rate-limit', '42', '--json')).stdout)
+    const listed = lastJson((await cli('keys', 'list', '--db', db, '--company', '2', '--json')).stdout)
+    expect(listed.keys.find((entry: { key_id: string }) => entry.key_id === key_id)).toMatchObject({ key_id, rate_limit: 42 })
+    const refused = await cli('keys', 'create', '--db', db, '--company', '2', '--scopes', 'all', '--rate-limit', '0')
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('--rate-limit must be a positive integer')
+  })
+
   it('keys disable, enable and revoke follow the lifecycle; a revoked key cannot be enabled', async () => {
     const { key_id } = lastJson((await cli('keys', 'create', '--db', db, '--company', '2', '--scopes', 'all', '--json')).stdout)
     expect(lastJson((await cli('keys', 'disable', '--db', db, '--key-id', key_id, '--json')).stdout).key.state).toBe('disabled')

@@ -52,6 +52,20 @@ describe.each(READ_ADAPTERS)('rate limiting per key ($name)', (adapter) => {
     expect(other.headers['x-ratelimit-remaining']).toBe('1')
   })
 
+  it("a key's own rate_limit overrides the default budget, up or down", async () => {
+    t = await build({ adapter, options: { rateLimit: { max: 3 } } })
+    const tight = await t.app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'], rateLimit: 1 })
+    const generous = await t.app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'], rateLimit: 5 })
+    expect(tight.info.rate_limit).toBe(1)
+    const first = await t.get('/v1/users', tight.key)
+    expect(first.headers['x-ratelimit-limit']).toBe('1')
+    expectRateLimited(await t.get('/v1/users', tight.key))
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await t.get('/v1/users', generous.key)).statusCode)
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+    expect((await t.app.workforceApi.keys.list({ companyId: 1 })).find((info) => info.key_id === generous.info.key_id)?.rate_limit).toBe(5)
+  })
+
   it('4xx answers count like any request, and 429 comes before 403 and 422 (decided order)', async () => {
     t = await build({ adapter, options: { rateLimit: { max: 2 } } })
     const key = await t.keyFor(1, ['users:read'])

@@ -30,7 +30,7 @@ describe('migration 0003 on a database written before it', () => {
     try {
       const migrations = createMigrations(sqliteColumnTypes)
       const names = Object.keys(migrations)
-      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations'])
+      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits'])
       const [initial, writes, invitations] = names.map((name) => migrations[name]) as [(typeof migrations)[string], (typeof migrations)[string], (typeof migrations)[string]]
       await initial.up(db)
       await writes.up(db)
@@ -82,7 +82,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
 
   it('records migration 0003 (invitations) after 0002', async () => {
     const rows = await adapter.db.selectFrom('wfa_migrations').select('name').orderBy('name').execute()
-    expect(rows.map((row) => row.name)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations'])
+    expect(rows.map((row) => row.name)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits'])
   })
 
   it('stores a pending membership with what the company sent, and forgets it on acceptance', async () => {

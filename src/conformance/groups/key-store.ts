@@ -13,6 +13,7 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     expires_at: null,
     state: 'active',
     name: null,
+    rate_limit: null,
     created_at: new Date('2026-05-01T10:00:00.123Z'),
     last_used_at: null,
     ...overrides,
@@ -38,7 +39,7 @@ export const keyStoreGroup: ConformanceGroup = {
   title: 'key store',
   requires: ['keyStore'],
   define(ctx) {
-    it('create then find returns the record exactly: dates to the millisecond, expires_at, scopes in order', async () => {
+    it('create then find returns the record exactly: dates to the millisecond, expires_at, scopes in order, rate_limit', async () => {
       const store = ctx.keyStore()
       const plain = keyRecord()
       const full = keyRecord({
@@ -48,6 +49,7 @@ export const keyStoreGroup: ConformanceGroup = {
         scopes: ['todos:read'],
         expires_at: new Date('2027-01-01T00:00:00.001Z'),
         name: 'Zapier — «sync» ünïcode',
+        rate_limit: 120,
         created_at: new Date('2026-05-02T11:22:33.456Z'),
         last_used_at: new Date('2026-05-03T01:02:03.789Z'),
       })
