@@ -35,12 +35,18 @@ describePostgres('two instances, separate pools and Redis clients', () => {
       const { key } = await a.app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'] })
       const statuses: number[] = []
       const remaining: string[] = []
+      const refusals: Array<{ retryAfter: number; body: unknown }> = []
       for (let i = 0; i < 20; i++) {
         const target = i % 2 === 0 ? a : b
         const response = await fetch(`${target.url}/users?per_page=1`, { headers: { 'x-api-key': key } })
         statuses.push(response.status)
         if (response.status === 200) remaining.push(response.headers.get('x-ratelimit-remaining') as string)
-        await response.arrayBuffer()
+        if (response.status === 429) refusals.push({ retryAfter: Number(response.headers.get('retry-after')), body: await response.json() })
+        else await response.arrayBuffer()
+      }
+      for (const refusal of refusals) {
+        expect(refusal.retryAfter >= 1 && refusal.retryAfter <= 60).toBe(true)
+        expect(refusal.body).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining('10 requests per 60 s'), status: 429 } })
       }
       expect(statuses.filter((status) => status === 200)).toHaveLength(10)
       expect(statuses.slice(10).every((status) => status === 429)).toBe(true)
