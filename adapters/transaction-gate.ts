@@ -15,6 +15,9 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  *
  * Code running inside the transaction (its async context) reads straight through: it is on
  * the same connection, sees its own writes, and waiting for itself would never end.
+ *
+ * Reads on other connections (the SQLite adapter's read workers, over WAL) need no gate: they
+ * see committed data only. They only ask `inside()`, to leave a transaction's own reads here.
  */
 export class TransactionGate {
   /** Settles when the last queued transaction has finished: the next one waits for it. */
@@ -25,7 +28,7 @@ export class TransactionGate {
 
   /** Runs `work` alone, after every earlier transaction; reads from elsewhere wait until it settles. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#insideOpen()) {
+    if (this.inside()) {
       // Waiting for the gate from inside it would deadlock: fail loudly instead.
       throw new Error('A write transaction was started inside another one on the same adapter')
     }
@@ -57,7 +60,11 @@ export class TransactionGate {
     return open.closed
   }
 
-  #insideOpen(): boolean {
+  /**
+   * Whether the caller runs inside the open transaction (its async context). Such a read must
+   * use the transaction's own connection: another one (a SQLite read worker) would not see its writes.
+   */
+  inside(): boolean {
     return this.#open !== null && this.#context.getStore() === this.#open.owner
   }
 }

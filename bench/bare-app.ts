@@ -9,7 +9,7 @@ export const BARE_USERS_PATH = '/bare/users'
  * really prepares these two strings, so the baseline cannot drift from what it is compared with.
  */
 export const USERS_PAGE_SQL =
-  'select "m"."user_id" as "id", "u"."email", "u"."first_name", "u"."last_name", "u"."active", "m"."role_ids", "m"."created_at", "m"."updated_at" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ? order by "m"."user_id" limit ? offset ?'
+  'select "m"."user_id" as "id", "u"."email", "u"."first_name", "u"."last_name", "u"."active", "m"."role_ids", "m"."invitation_status", "m"."invited_email", "m"."invited_first_name", "m"."invited_last_name", "m"."created_at", "m"."updated_at" from "wfa_memberships" as "m" inner join "wfa_users" as "u" on "u"."id" = "m"."user_id" where "m"."company_id" = ? order by "m"."user_id" limit ? offset ?'
 export const USERS_COUNT_SQL =
   'select count(*) as "total" from "wfa_memberships" as "m" where "m"."company_id" = ?'
 
@@ -20,6 +20,10 @@ interface UserRow {
   last_name: string
   active: number
   role_ids: string
+  invitation_status: 'accepted' | 'pending'
+  invited_email: string | null
+  invited_first_name: string | null
+  invited_last_name: string | null
   created_at: number
   updated_at: number
 }
@@ -43,10 +47,11 @@ const listEnvelope = {
           last_name: { type: 'string' },
           active: { type: 'boolean' },
           role_ids: { type: 'array', items: id },
+          invitation_status: { type: 'string', enum: ['accepted', 'pending'] },
           created_at: timestamp,
           updated_at: timestamp,
         },
-        required: ['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'created_at', 'updated_at'],
+        required: ['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'invitation_status', 'created_at', 'updated_at'],
       },
     },
     pagination: {
@@ -82,16 +87,21 @@ export async function buildBareApp(filename: string, companyId: number): Promise
     const rows = pageStatement.all(companyId, perPage, (page - 1) * perPage)
     const total = countStatement.get(companyId)?.total ?? 0
     return {
-      data: rows.map((row) => ({
-        id: row.id,
-        email: row.email,
-        first_name: row.first_name,
-        last_name: row.last_name,
-        active: row.active === 1,
-        role_ids: JSON.parse(row.role_ids) as number[],
-        created_at: new Date(row.created_at).toISOString(),
-        updated_at: new Date(row.updated_at).toISOString(),
-      })),
+      data: rows.map((row) => {
+        // A pending member is shown only as the company sent them (docs/decisions.md).
+        const pending = row.invitation_status === 'pending'
+        return {
+          id: row.id,
+          email: pending ? (row.invited_email as string) : row.email,
+          first_name: pending ? (row.invited_first_name as string) : row.first_name,
+          last_name: pending ? (row.invited_last_name as string) : row.last_name,
+          active: !pending && row.active === 1,
+          role_ids: JSON.parse(row.role_ids) as number[],
+          invitation_status: row.invitation_status,
+          created_at: new Date(row.created_at).toISOString(),
+          updated_at: new Date(row.updated_at).toISOString(),
+        }
+      }),
       pagination: { page, per_page: perPage, total, total_pages: Math.ceil(total / perPage) },
     }
   })

@@ -13,7 +13,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections <n>    concurrent autocannon connections                      [20]
   --per-page <n>       per_page of the listed page                             [25]
   --key-time <ms>      measured time per key-verification case                 [1000]
-  --only <http|keys>   run one part only
+  --only <part>        run one part only: http, keys or contention
+                       (contention: one tenant loops an expensive to-do query while
+                       another's cheap reads are timed, reads in process vs off-loop;
+                       it measures --duration seconds per mode)
   --profile            also write a CPU profile of the plugin server and summarise it
   --cache-dir <dir>    where seeded SQLite files are cached  [$TMPDIR/fastify-workforce-api-bench]
   --rebuild            reseed the cached file for this scale
@@ -31,12 +34,15 @@ export interface BenchOptions {
   keyTimeMs: number
   http: boolean
   keys: boolean
+  contention: boolean
   profile: boolean
   cacheDir: string
   rebuild: boolean
   json: string | undefined
   help: boolean
 }
+
+const PARTS = ['http', 'keys', 'contention']
 
 /** Parses `process.argv`; throws a `TypeError` naming the option on a bad value. */
 export function parseBenchOptions(argv: string[]): BenchOptions {
@@ -60,8 +66,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       help: { type: 'boolean', default: false },
     },
   })
-  if (values.only !== undefined && values.only !== 'http' && values.only !== 'keys') {
-    throw new TypeError('--only must be "http" or "keys"')
+  if (values.only !== undefined && !PARTS.includes(values.only)) {
+    throw new TypeError('--only must be "http", "keys" or "contention"')
   }
   return {
     scale: integer('--scale', values.scale, 40),
@@ -72,8 +78,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     connections: integer('--connections', values.connections, 1),
     perPage: integer('--per-page', values['per-page'], 1, 100),
     keyTimeMs: integer('--key-time', values['key-time'], 10),
-    http: values.only !== 'keys',
-    keys: values.only !== 'http',
+    http: values.only === undefined || values.only === 'http',
+    keys: values.only === undefined || values.only === 'keys',
+    contention: values.only === undefined || values.only === 'contention',
     profile: values.profile,
     cacheDir: values['cache-dir'],
     rebuild: values.rebuild,

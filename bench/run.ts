@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the plugin's `GET /v1/users` against a bare Fastify route over the same
- * SQLite file, and `KeyVerifier` micro-benchmarks. Figures are reported, never asserted: the
+ * SQLite file, `KeyVerifier` micro-benchmarks, and one tenant's expensive reads against
+ * another's cheap ones on SQLite (`--only contention`). Figures are reported, never asserted: the
  * exit code is non-zero only when something fails (a server, a request, a mismatch).
  * Method and recorded figures: docs/benchmarks.md.
  */
@@ -14,6 +15,7 @@ import { runHttpUsersBench, type HttpBenchResult } from './http-users.js'
 import { runKeyVerificationBench, type KeyBenchRow } from './key-verification.js'
 import { parseBenchOptions, USAGE, type BenchOptions } from './options.js'
 import { compare, httpTable, keyTable, profileTable, type Comparison, type ProfiledTarget } from './report.js'
+import { contentionTable, runContentionBench, type ContentionResult } from './sqlite-contention.js'
 import type { TargetKind } from './server-protocol.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -75,17 +77,24 @@ async function main(): Promise<void> {
     keys = await runKeyVerificationBench({ dir: options.cacheDir, timeMs: options.keyTimeMs, log })
   }
 
+  let contention: ContentionResult[] | undefined
+  if (options.contention) {
+    const filename = await ensureFixture({ scale: options.scale, cacheDir: options.cacheDir, rebuild: options.rebuild && !options.http, log })
+    contention = await runContentionBench({ filename, durationS: options.durationS, log })
+  }
+
   const settings =
     `scale ${options.scale}, per_page ${options.perPage}, ${options.connections} connections, ` +
     `${options.rounds} rounds × (${options.warmupS} s warm-up + ${options.durationS} s) per target`
   const sections = [`${machine}\n${settings}`]
   for (const { result, comparison } of http) sections.push(httpTable(result, comparison))
   if (keys !== undefined) sections.push(keyTable(keys))
+  if (contention !== undefined) sections.push(contentionTable(contention, { scale: options.scale, durationS: options.durationS }))
   for (const { companyId, plugin, bare } of profiles) sections.push(profileTable(companyId, plugin, bare))
   console.log(`\n${sections.join('\n\n')}`)
 
   if (options.json !== undefined) {
-    writeFileSync(options.json, `${JSON.stringify({ machine, options, http, keys }, null, 2)}\n`)
+    writeFileSync(options.json, `${JSON.stringify({ machine, options, http, keys, contention }, null, 2)}\n`)
     log(`bench: figures written to ${options.json}`)
   }
 }

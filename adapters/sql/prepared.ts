@@ -38,9 +38,20 @@ export function bind(query: PreparedQuery, values: Readonly<Record<string, unkno
   return query.params.map((name) => values[name])
 }
 
+/**
+ * Whom a list read is for, and which statement shape it runs: the same `shape` object for
+ * every page and count query of one combination of filters on one resource. A runner may use
+ * it to treat one tenant's expensive reads apart from everyone's cheap ones (SQLite moves
+ * them off the event loop); it never changes the rows.
+ */
+export interface ReadScope {
+  companyId: number
+  shape: object
+}
+
 /** Runs prepared SQL. Each adapter supplies one (better-sqlite3 statements, pg named statements). */
 export interface SqlRunner {
-  all(query: PreparedQuery, values: unknown[]): Promise<Record<string, unknown>[]>
+  all(query: PreparedQuery, values: unknown[], scope?: ReadScope): Promise<Record<string, unknown>[]>
 }
 
 export type QueryDb = Kysely<any>

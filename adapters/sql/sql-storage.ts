@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { ListResult, PageWindow, ResourceReader, Storage } from '../../src/ports/storage.js'
 import type { CompanyRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
-import { bind, param, prepare, type PreparedQuery, type QueryDb, type SqlRunner } from './prepared.js'
+import { bind, param, prepare, type PreparedQuery, type QueryDb, type ReadScope, type SqlRunner } from './prepared.js'
 import {
   absenceQuery,
   employeeQuery,
@@ -46,9 +46,11 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
     for (const name of present) {
       Object.assign(values, this.query.filters[name].bind(filter[name] as never, this.codec))
     }
+    // Page and count share one scope, so a runner routes both the same way.
+    const scope: ReadScope = { companyId, shape: statements }
     const [rows, counted] = await Promise.all([
-      this.runner.all(statements.page, bind(statements.page, values)),
-      this.runner.all(statements.count, bind(statements.count, values)),
+      this.runner.all(statements.page, bind(statements.page, values), scope),
+      this.runner.all(statements.count, bind(statements.count, values), scope),
     ])
     return {
       rows: rows.map((row) => this.query.decode(row, this.codec)),

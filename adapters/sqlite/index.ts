@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
@@ -8,7 +9,17 @@ import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
-import { createSqliteKysely, createSqliteRunner, createSqliteTransactor, openSqliteDatabase, type SqliteDatabase } from './sqlite-database.js'
+import {
+  createSqliteKysely,
+  createSqliteRunner,
+  createSqliteTransactor,
+  isSharableWalFile,
+  openSqliteDatabase,
+  type SqliteDatabase,
+  type SqliteOffLoop,
+} from './sqlite-database.js'
+import { DEFAULT_READ_WORKERS, SqliteReadPool } from './sqlite-read-pool.js'
+import { SlowReadRouter } from './sqlite-slow-reads.js'
 import { TransactionGate } from '../transaction-gate.js'
 
 export interface SqliteAdapterOptions {
@@ -18,18 +29,38 @@ export interface SqliteAdapterOptions {
   database?: SqliteDatabase
   /** Run migrations on open. Default true. */
   migrate?: boolean
+  /**
+   * Worker threads, each with a read-only connection, that run list reads seen to be slow for
+   * a company, so they do not block the event loop. Needs a database file in WAL mode (a
+   * `:memory:` database cannot be shared between connections). Default: 2 for a `filename`
+   * other than `:memory:`; 0 for `:memory:` and for a host's `database` (opt in: see docs).
+   * 0 keeps every read in process.
+   */
+  readWorkers?: number
+  /**
+   * When a list statement is slow (ms): one that runs this long in process is timed on a worker,
+   * and slow there twice, its company's reads of that shape go to the workers until none has
+   * been slow for 10 minutes. 0 sends every list read to the workers. Default 5.
+   */
+  slowReadMs?: number
+  /** Longest an off-loop read may take, queue wait included (ms), before it fails with `StorageUnavailable`. Default 5000. */
+  readTimeoutMs?: number
 }
 
 /**
  * The ports over one SQLite database, plus the hooks the CLI and tests use.
  * Writes are one `BEGIN IMMEDIATE` transaction each, one at a time; idempotency records live in
  * `wfa_idempotency`, atomic across processes sharing the file. `loadDataset` writes a whole
- * dataset in one transaction (reads wait for it); `close` leaves a host-owned database open.
+ * dataset in one transaction (in-process reads wait for it); `close` ends the read workers and
+ * leaves a host-owned database open. List reads seen to be slow for a company run on read
+ * workers (`readWorkers`), which see committed data only.
  */
 export interface SqliteAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
   db: Kysely<any>
   database: SqliteDatabase
+  /** The read workers, when expensive reads run off the event loop (`readWorkers` > 0). */
+  readPool: SqliteReadPool | undefined
 }
 
 /**
@@ -45,25 +76,62 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
   }
   const owned = options.database === undefined
   const database = options.database ?? openSqliteDatabase(options.filename as string)
+  let offLoop: SqliteOffLoop | undefined
+  try {
+    offLoop = readOffLoop(database, owned, options)
+  } catch (error) {
+    if (owned) database.close()
+    throw error
+  }
   const db = createSqliteKysely(database)
   if (options.migrate ?? true) await migrateToLatest(db, sqliteColumnTypes)
-  // One connection: the gate keeps write transactions apart and reads out of them.
+  // One read-write connection: the gate keeps write transactions apart and reads out of them.
   const gate = new TransactionGate()
   const transact = createSqliteTransactor(db, database, gate)
+  const pool = offLoop?.pool
   return {
-    storage: new SqlStorage(db, createSqliteRunner(database, gate), sqliteCodec),
+    storage: new SqlStorage(db, createSqliteRunner(database, gate, offLoop), sqliteCodec),
     keyStore: new SqlKeyStore(db, sqliteCodec),
     modules: new SqlModuleRegistry(db, sqliteCodec),
     writes: new SqlWriteStorage(db, sqliteCodec, { transact }),
     idempotency: new SqlIdempotencyStore(db, sqliteCodec, { transact }),
     db,
     database,
+    readPool: pool,
     loadDataset: (dataset) => gate.exclusive(() => loadDataset(db, sqliteCodec, dataset)),
     async close() {
+      // Workers first: a read still running fails with StorageUnavailable rather than outlive the adapter.
+      await pool?.close()
       if (owned) database.close()
     },
   }
 }
 
+/** The read workers and their router, or `undefined` when every read stays in process. */
+function readOffLoop(database: SqliteDatabase, owned: boolean, options: SqliteAdapterOptions): SqliteOffLoop | undefined {
+  const sharable = isSharableWalFile(database)
+  const workers = options.readWorkers ?? (owned && sharable ? DEFAULT_READ_WORKERS : 0)
+  if (!Number.isInteger(workers) || workers < 0) {
+    throw new TypeError(`openSqliteAdapter: "readWorkers" must be a non-negative integer, got ${String(workers)}`)
+  }
+  if (workers === 0) return undefined
+  if (!sharable) {
+    throw new TypeError('openSqliteAdapter: "readWorkers" needs a database file in WAL mode; an in-memory database cannot be shared with worker connections')
+  }
+  const slowReadMs = options.slowReadMs
+  if (slowReadMs !== undefined && !(Number.isFinite(slowReadMs) && slowReadMs >= 0)) {
+    throw new TypeError(`openSqliteAdapter: "slowReadMs" must be a non-negative number, got ${String(slowReadMs)}`)
+  }
+  return {
+    pool: new SqliteReadPool({
+      filename: resolve(database.name),
+      size: workers,
+      ...(options.readTimeoutMs === undefined ? {} : { timeoutMs: options.readTimeoutMs }),
+    }),
+    router: new SlowReadRouter(slowReadMs === undefined ? {} : { thresholdMs: slowReadMs }),
+  }
+}
+
 export { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
+export { SqliteReadPool } from './sqlite-read-pool.js'
 export { migrateToLatest } from '../sql/migrate.js'

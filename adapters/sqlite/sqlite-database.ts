@@ -1,40 +1,99 @@
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
-import type { PreparedQuery, SqlRunner } from '../sql/prepared.js'
+import type { PreparedQuery, ReadScope, SqlRunner } from '../sql/prepared.js'
 import type { SqlTransactor } from '../sql/sql-transactor.js'
 import { untilReadable, type TransactionGate } from '../transaction-gate.js'
+import { guardedForKysely, guardSqlite } from './sqlite-errors.js'
+import type { SqliteReadPool } from './sqlite-read-pool.js'
+import type { SlowReadRouter } from './sqlite-slow-reads.js'
 
 export type SqliteDatabase = Database.Database
+
+/**
+ * How long the server's connection waits for another process's write lock (ms) before the
+ * request fails with `StorageUnavailable` (503). better-sqlite3 waits synchronously, on the
+ * event loop: every tenant waits with it, so this stays short; writes hold the lock for milliseconds.
+ */
+export const BUSY_TIMEOUT_MS = 1_000
 
 /** Opens a database file with the settings a server wants: WAL, a busy timeout, normal sync. */
 export function openSqliteDatabase(filename: string): SqliteDatabase {
   const database = new Database(filename)
+  // Ignored by `:memory:`, which keeps its own journal: there is no file to share.
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')
-  database.pragma('busy_timeout = 5000')
+  database.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   return database
 }
 
+/** Whether other connections (read workers) can open `database` and see what it commits: a file in WAL mode. */
+export function isSharableWalFile(database: SqliteDatabase): boolean {
+  return !database.memory && database.name !== '' && database.pragma('journal_mode', { simple: true }) === 'wal'
+}
+
+/** Kysely over `database`, with busy and locked errors rethrown as `StorageUnavailable`. */
 export function createSqliteKysely(database: SqliteDatabase): Kysely<any> {
-  return new Kysely({ dialect: new SqliteDialect({ database }) })
+  return new Kysely({ dialect: new SqliteDialect({ database: guardedForKysely(database) }) })
+}
+
+/** Where expensive list reads go instead of the event loop. */
+export interface SqliteOffLoop {
+  pool: SqliteReadPool
+  router: SlowReadRouter
 }
 
 /**
  * Runs prepared SQL through better-sqlite3 statements, each prepared once and reused.
  * While a write transaction is open on the connection, reads wait for it to end (`gate`).
+ *
+ * With `offLoop`, list reads (those with a `scope`) that `router` has seen to be slow for that
+ * company and shape run on `pool`'s worker threads instead, without the gate: their
+ * connections see committed data only. Reads inside a write transaction always stay here, on
+ * the transaction's connection. Every list statement is timed, here or on its worker, to feed `router`.
  */
-export function createSqliteRunner(database: SqliteDatabase, gate: TransactionGate): SqlRunner {
+export function createSqliteRunner(database: SqliteDatabase, gate: TransactionGate, offLoop?: SqliteOffLoop): SqlRunner {
   const statements = new Map<string, Database.Statement>()
+  const inProcess = (query: PreparedQuery, values: unknown[]) => {
+    let statement = statements.get(query.sql)
+    if (statement === undefined) {
+      statement = guardSqlite(() => database.prepare(query.sql))
+      statements.set(query.sql, statement)
+    }
+    const prepared = statement
+    return guardSqlite(() => prepared.all(...values) as Record<string, unknown>[])
+  }
+  if (offLoop === undefined) {
+    return {
+      async all(query: PreparedQuery, values: unknown[]) {
+        // No await unless a write transaction is open: the fast path stays synchronous.
+        if (gate.readable() !== undefined) await untilReadable(gate)
+        return inProcess(query, values)
+      },
+    }
+  }
+  const { pool, router } = offLoop
   return {
-    async all(query: PreparedQuery, values: unknown[]) {
-      // No await unless a write transaction is open: the fast path stays synchronous.
-      if (gate.readable() !== undefined) await untilReadable(gate)
-      let statement = statements.get(query.sql)
-      if (statement === undefined) {
-        statement = database.prepare(query.sql)
-        statements.set(query.sql, statement)
+    async all(query: PreparedQuery, values: unknown[], scope?: ReadScope) {
+      if (scope === undefined) {
+        if (gate.readable() !== undefined) await untilReadable(gate)
+        return inProcess(query, values)
       }
-      return statement.all(...values) as Record<string, unknown>[]
+      if (!gate.inside() && router.offLoop(scope.companyId, scope.shape, query)) {
+        let read
+        try {
+          read = await pool.all(query.sql, values, scope.companyId)
+        } catch (error) {
+          router.probeFailed(scope.companyId, scope.shape, query)
+          throw error
+        }
+        router.observeOffLoop(scope.companyId, scope.shape, query, read.ms)
+        return read.rows
+      }
+      if (gate.readable() !== undefined) await untilReadable(gate)
+      const started = performance.now()
+      const rows = inProcess(query, values)
+      router.observeInProcess(scope.companyId, scope.shape, query, performance.now() - started)
+      return rows
     },
   }
 }

@@ -1,0 +1,311 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { StorageUnavailable } from '../../src/ports/errors.js'
+import type { ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-protocol.js'
+import { sqliteStorageError } from './sqlite-errors.js'
+
+/** Worker threads, each with its own read-only connection. Two: the reference server's machine is small. */
+export const DEFAULT_READ_WORKERS = 2
+/** Longest an off-loop read may take, queue wait included, before it fails with `StorageUnavailable`. */
+export const DEFAULT_READ_TIMEOUT_MS = 5_000
+/** SQLite's busy timeout on a worker's connection: below the read timeout, so "busy" is reported as such. */
+export const READ_BUSY_TIMEOUT_MS = 2_000
+/**
+ * Reads of one company running at once. One: a tenant's expensive reads then take at most one
+ * worker (one core), and other tenants' slow reads are not queued behind all of them.
+ */
+export const DEFAULT_READS_PER_COMPANY = 1
+
+export interface SqliteReadPoolOptions {
+  /** The database file (never `:memory:`: another connection cannot see it). */
+  filename: string
+  /** Worker threads at most; each is started on first need. */
+  size?: number
+  /** Milliseconds from `all()` to its answer, queue wait included. */
+  timeoutMs?: number
+  /** Reads of one company running at once, at most. Default `DEFAULT_READS_PER_COMPANY`. */
+  perCompany?: number
+  /** SQLite's busy timeout on each worker's connection, ms. Default `READ_BUSY_TIMEOUT_MS`. */
+  busyTimeoutMs?: number
+  /** Called with each worker thread as it starts: for monitoring, and for tests that end one. */
+  onWorker?: (worker: Worker) => void
+}
+
+/** Rows of one off-loop read, and how long its statement ran in the worker, not counting waits for a CPU where the OS tells them (ms; queue wait excluded). */
+export interface PooledRead {
+  rows: Record<string, unknown>[]
+  ms: number
+}
+
+interface Job {
+  request: ReadRequest
+  companyId: number
+  resolve(read: PooledRead): void
+  reject(error: unknown): void
+  timer: NodeJS.Timeout
+  /** The worker running it; unset while queued. */
+  slot?: Slot
+}
+
+interface Slot {
+  worker: Worker
+  job: Job | undefined
+  /** Why the worker died, when it reported an error before exiting. */
+  failure?: unknown
+}
+
+/**
+ * Runs read queries on a few worker threads over one SQLite file in WAL mode, so a query that
+ * takes hundreds of milliseconds does not hold up the event loop (and every other tenant).
+ *
+ * - Fair: queued reads are served one company at a time in turn, and a company runs at most
+ *   `perCompany` reads at once, so one tenant looping expensive reads holds one worker, not all.
+ * - Bounded: every read answers within `timeoutMs` (queue wait included) or fails with
+ *   `StorageUnavailable`; a worker still running it is terminated and replaced on next need.
+ * - Self-healing: a worker that dies fails only the read it was running, with `StorageUnavailable`.
+ * - Idle workers do not keep the process alive; `close()` terminates them all.
+ *
+ * @example
+ * const pool = new SqliteReadPool({ filename: 'workforce.db' })
+ * const { rows } = await pool.all('select count(*) as total from wfa_todos where company_id = ?', [1], 1)
+ * await pool.close()
+ */
+export class SqliteReadPool {
+  readonly #filename: string
+  readonly #size: number
+  readonly #timeoutMs: number
+  readonly #perCompany: number
+  readonly #busyTimeoutMs: number
+  readonly #onWorker: ((worker: Worker) => void) | undefined
+  readonly #worker = readWorkerEntry()
+  readonly #slots = new Set<Slot>()
+  readonly #queue = new FairQueue<Job>()
+  /** Reads running per company (absent: none). */
+  readonly #runningByCompany = new Map<number, number>()
+  #nextId = 1
+  #closed = false
+
+  constructor(options: SqliteReadPoolOptions) {
+    this.#filename = options.filename
+    this.#size = options.size ?? DEFAULT_READ_WORKERS
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS
+    this.#perCompany = options.perCompany ?? DEFAULT_READS_PER_COMPANY
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? READ_BUSY_TIMEOUT_MS
+    this.#onWorker = options.onWorker
+    if (!Number.isInteger(this.#size) || this.#size < 1) throw new TypeError(`SqliteReadPool: size must be a positive integer, got ${this.#size}`)
+  }
+
+  /** Live worker threads (started, not yet exited). */
+  get threads(): number {
+    return this.#slots.size
+  }
+
+  /** Reads running in a worker right now. */
+  get running(): number {
+    let running = 0
+    for (const slot of this.#slots) if (slot.job !== undefined) running++
+    return running
+  }
+
+  /**
+   * Runs `sql` with `values` on a worker. Rejects with `StorageUnavailable` when the read times
+   * out, its worker dies, SQLite is busy or locked, or the pool is closed; with an `Error`
+   * carrying SQLite's `code` for anything else (a bug, not a lack of capacity).
+   */
+  all(sql: string, values: unknown[], companyId: number): Promise<PooledRead> {
+    if (this.#closed) return Promise.reject(new StorageUnavailable('sqlite read pool is closed'))
+    return new Promise<PooledRead>((resolve, reject) => {
+      const job: Job = {
+        request: { id: this.#nextId++, sql, values },
+        companyId,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.#timeOut(job), this.#timeoutMs),
+      }
+      this.#queue.push(job)
+      this.#pump()
+    })
+  }
+
+  /** Fails every queued read and terminates every worker; resolves when all threads have exited. */
+  async close(): Promise<void> {
+    this.#closed = true
+    for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      this.#settle(job, () => job.reject(new StorageUnavailable('sqlite read pool is closed')))
+    }
+    await Promise.all([...this.#slots].map((slot) => this.#retire(slot, new StorageUnavailable('sqlite read pool is closed'))))
+  }
+
+  #pump(): void {
+    const eligible = (companyId: number) => (this.#runningByCompany.get(companyId) ?? 0) < this.#perCompany
+    // A worker is started only for a read that may run now, not for one held back by its company's limit.
+    while (this.#queue.has(eligible)) {
+      let slot = this.#idleSlot()
+      if (slot === undefined && this.#slots.size < this.#size) slot = this.#spawn()
+      if (slot === undefined) return
+      const job = this.#queue.shift(eligible) as Job
+      job.slot = slot
+      slot.job = job
+      this.#runningByCompany.set(job.companyId, (this.#runningByCompany.get(job.companyId) ?? 0) + 1)
+      // Only a worker with a read in flight keeps the process alive.
+      slot.worker.ref()
+      slot.worker.postMessage(job.request)
+    }
+  }
+
+  #idleSlot(): Slot | undefined {
+    for (const slot of this.#slots) if (slot.job === undefined) return slot
+    return undefined
+  }
+
+  #spawn(): Slot {
+    // No `resourceLimits`: a worker over its heap limit inside better-sqlite3's native code
+    // takes the whole process down (checked on Node 20), where an unlimited one only grows.
+    // Results are one page, so a worker's heap stays small anyway.
+    const workerData: ReadWorkerData = { filename: this.#filename, busyTimeoutMs: this.#busyTimeoutMs }
+    const worker = new Worker(this.#worker.entry, { workerData, eval: this.#worker.eval })
+    const slot: Slot = { worker, job: undefined }
+    worker.unref()
+    worker.on('message', (reply: ReadReply) => this.#answer(slot, reply))
+    worker.on('error', (error) => (slot.failure = error))
+    worker.on('exit', (code) => this.#exited(slot, code))
+    this.#slots.add(slot)
+    this.#onWorker?.(worker)
+    return slot
+  }
+
+  #answer(slot: Slot, reply: ReadReply): void {
+    const job = slot.job
+    if (job === undefined || job.request.id !== reply.id) return
+    slot.job = undefined
+    slot.worker.unref()
+    this.#settle(job, () => {
+      if (reply.error === undefined) job.resolve({ rows: reply.rows, ms: reply.ms })
+      else job.reject(sqliteStorageError(Object.assign(new Error(reply.error.message), { code: reply.error.code })))
+    })
+    this.#pump()
+  }
+
+  #exited(slot: Slot, code: number): void {
+    this.#slots.delete(slot)
+    const job = slot.job
+    slot.job = undefined
+    if (job !== undefined) {
+      const cause = slot.failure ?? new Error(`worker exited with code ${code}`)
+      this.#settle(job, () => job.reject(new StorageUnavailable('sqlite read worker died', { cause })))
+    }
+    // A replacement starts only if work is waiting, so a file that cannot be opened fails
+    // each read once instead of respawning in a loop.
+    if (!this.#closed) this.#pump()
+  }
+
+  #timeOut(job: Job): void {
+    const error = new StorageUnavailable(`sqlite read did not answer within ${this.#timeoutMs} ms`)
+    if (job.slot === undefined) {
+      this.#queue.remove(job)
+      this.#settle(job, () => job.reject(error))
+      return
+    }
+    // better-sqlite3 cannot interrupt a running statement: the thread goes, and with it the statement.
+    void this.#retire(job.slot, error)
+    this.#pump()
+  }
+
+  /** Rejects the slot's read with `error`, forgets the slot and terminates its thread. */
+  async #retire(slot: Slot, error: unknown): Promise<void> {
+    const job = slot.job
+    slot.job = undefined
+    this.#slots.delete(slot)
+    if (job !== undefined) this.#settle(job, () => job.reject(error))
+    await slot.worker.terminate()
+  }
+
+  #settle(job: Job, settle: () => void): void {
+    clearTimeout(job.timer)
+    if (job.slot !== undefined) {
+      const running = (this.#runningByCompany.get(job.companyId) ?? 1) - 1
+      if (running > 0) this.#runningByCompany.set(job.companyId, running)
+      else this.#runningByCompany.delete(job.companyId)
+      job.slot = undefined
+    }
+    settle()
+  }
+}
+
+/**
+ * A queue served one company at a time in turn: each `shift` takes the oldest job of the
+ * first company in line that may run one now, then moves that company to the back of the line.
+ */
+class FairQueue<T extends { companyId: number }> {
+  /** Insertion order is turn order. */
+  readonly #byCompany = new Map<number, T[]>()
+  #size = 0
+
+  get size(): number {
+    return this.#size
+  }
+
+  push(job: T): void {
+    const jobs = this.#byCompany.get(job.companyId)
+    if (jobs === undefined) this.#byCompany.set(job.companyId, [job])
+    else jobs.push(job)
+    this.#size++
+  }
+
+  /** Whether a job of a company that may run one now is waiting. */
+  has(eligible: (companyId: number) => boolean): boolean {
+    for (const companyId of this.#byCompany.keys()) if (eligible(companyId)) return true
+    return false
+  }
+
+  shift(eligible: (companyId: number) => boolean = () => true): T | undefined {
+    for (const [companyId, jobs] of this.#byCompany) {
+      if (!eligible(companyId)) continue
+      const job = jobs.shift() as T
+      this.#byCompany.delete(companyId)
+      if (jobs.length > 0) this.#byCompany.set(companyId, jobs)
+      this.#size--
+      return job
+    }
+    return undefined
+  }
+
+  remove(job: T): void {
+    const jobs = this.#byCompany.get(job.companyId)
+    const index = jobs?.indexOf(job) ?? -1
+    if (jobs === undefined || index < 0) return
+    jobs.splice(index, 1)
+    if (jobs.length === 0) this.#byCompany.delete(job.companyId)
+    this.#size--
+  }
+}
+
+/** How to start a read worker: a file, or (from TypeScript source) a bootstrap to evaluate. */
+interface WorkerEntry {
+  entry: URL | string
+  eval: boolean
+}
+
+/**
+ * Where the worker entry is, wherever this code runs:
+ * - bundled by tsup: `dist/adapters/sqlite/sqlite-read-worker.{js,cjs}` (an entry of its own),
+ *   seen from `dist/adapters/sqlite/index.*` (same folder) or from a chunk or the CLI at `dist/`;
+ * - from source (tsx, vitest): `./sqlite-read-worker.ts` beside this file. Node 20 runs neither
+ *   a `.ts` worker nor `--import` hooks in workers, so the worker registers tsx's CommonJS
+ *   hook itself (tsx is a dev dependency; source only runs where it is installed).
+ */
+function readWorkerEntry(): WorkerEntry {
+  const here = import.meta.url
+  const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
+  const name = `sqlite-read-worker.${extension}`
+  const candidates = [new URL(`./${name}`, here), new URL(`./adapters/sqlite/${name}`, here)]
+  const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
+  if (url === undefined) {
+    throw new Error(`SqliteReadPool: worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)
+  }
+  if (extension !== 'ts') return { entry: url, eval: false }
+  const tsx = createRequire(here).resolve('tsx/cjs/api')
+  return { entry: `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(url))})`, eval: true }
+}

@@ -1,0 +1,445 @@
+import Database from 'better-sqlite3'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Worker } from 'node:worker_threads'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { openSqliteAdapter, type SqliteAdapter, type SqliteAdapterOptions } from '../../adapters/sqlite/index.js'
+import { createSqliteRunner, type SqliteDatabase } from '../../adapters/sqlite/sqlite-database.js'
+import { SqliteReadPool } from '../../adapters/sqlite/sqlite-read-pool.js'
+import { SlowReadRouter } from '../../adapters/sqlite/sqlite-slow-reads.js'
+import { TransactionGate } from '../../adapters/transaction-gate.js'
+import { StorageUnavailable } from '../../src/ports/errors.js'
+import { generateDataset } from '../../src/seed/generate.js'
+import { build, seedDataset, type TestApp } from '../helpers/build.js'
+import { readRequests } from '../reads/read-requests.js'
+
+/** A statement that runs for a good while in SQLite (a few hundred ms on a laptop), then ends by itself. */
+const SLOW_SQL = 'with recursive c(x) as (select 1 union all select x + 1 from c where x < 5000000) select count(*) as n from c'
+
+let directory: string
+beforeAll(() => {
+  directory = mkdtempSync(join(tmpdir(), 'wfa-read-pool-'))
+})
+afterAll(() => rmSync(directory, { recursive: true, force: true }))
+
+let fileCount = 0
+/** A fresh path in this file's temp directory. */
+function newPath(): string {
+  return join(directory, `db-${++fileCount}.db`)
+}
+
+/** Seeds a database file with `dataset` through the adapter, and closes it. */
+async function seedFile(dataset: Parameters<SqliteAdapter['loadDataset']>[0]): Promise<string> {
+  const filename = newPath()
+  const adapter = await openSqliteAdapter({ filename, readWorkers: 0 })
+  await adapter.loadDataset(dataset)
+  await adapter.close()
+  return filename
+}
+
+/** The plugin over an adapter on an existing, seeded file. */
+function appOver(filename: string, options: Omit<SqliteAdapterOptions, 'filename'>): Promise<TestApp> {
+  return build({ adapter: { name: 'sqlite file', open: () => openSqliteAdapter({ filename, ...options }) }, dataset: null })
+}
+
+/** Resolves when `worker` has exited. */
+function exited(worker: Worker): Promise<number> {
+  return new Promise((resolve) => worker.once('exit', resolve))
+}
+
+describe('off-loop reads answer exactly what in-process reads answer', () => {
+  let filename: string
+  let inProcess: TestApp
+  let offLoop: TestApp
+
+  beforeAll(async () => {
+    filename = await seedFile(seedDataset())
+    inProcess = await appOver(filename, { readWorkers: 0 })
+    // slowReadMs 0: every list read goes to the workers, from the first.
+    offLoop = await appOver(filename, { readWorkers: 2, slowReadMs: 0 })
+  })
+  afterAll(async () => {
+    await inProcess?.close()
+    await offLoop?.close()
+  })
+
+  it('the in-process app has no read pool; the off-loop one has', () => {
+    expect((inProcess.adapter as SqliteAdapter).readPool).toBeUndefined()
+    expect((offLoop.adapter as SqliteAdapter).readPool).toBeInstanceOf(SqliteReadPool)
+  })
+
+  it('same status and body for every endpoint and filter, with every list query run on a worker', async () => {
+    const pool = (offLoop.adapter as SqliteAdapter).readPool as SqliteReadPool
+    const pooled = vi.spyOn(pool, 'all')
+    const keys = new Map<number, { inProcess: string; offLoop: string }>()
+    for (const companyId of [1, 2, 3]) {
+      keys.set(companyId, { inProcess: await inProcess.keyFor(companyId), offLoop: await offLoop.keyFor(companyId) })
+    }
+    const requests = readRequests(seedDataset())
+    let lists = 0
+    for (const request of requests) {
+      const key = keys.get(request.companyId) as { inProcess: string; offLoop: string }
+      const expected = await inProcess.app.inject({ method: 'GET', url: request.url, headers: { 'x-api-key': key.inProcess } })
+      const actual = await offLoop.app.inject({ method: 'GET', url: request.url, headers: { 'x-api-key': key.offLoop } })
+      expect(actual.statusCode, request.url).toBe(expected.statusCode)
+      expect(actual.json(), request.url).toStrictEqual(expected.json())
+      const body = expected.json() as { data?: unknown; pagination?: { total: number } }
+      if (request.expectData) expect(body.data, request.url).toBeDefined()
+      if (expected.statusCode === 200 && body.pagination !== undefined) lists++
+    }
+    // Every list is a page query and a count query; by-id and company reads stay in process.
+    expect(lists).toBeGreaterThan(100)
+    expect(pooled).toHaveBeenCalledTimes(2 * lists)
+  })
+
+  it('the same rows and totals for every resource through the storage port, with filters', async () => {
+    const a = inProcess.adapter.storage
+    const b = offLoop.adapter.storage
+    const window = { limit: 100, offset: 0 }
+    const since = new Date('2026-01-01T00:00:00Z')
+    const due = { day: '2026-03-01', instant: new Date('2026-03-01T00:00:00Z') }
+    const cases: Array<[string, () => Promise<unknown>, () => Promise<unknown>]> = [
+      ['users', () => a.users.list(1, { active: true }, window), () => b.users.list(1, { active: true }, window)],
+      ['employees', () => a.employees.list(1, { updatedSince: since }, window), () => b.employees.list(1, { updatedSince: since }, window)],
+      ['roles', () => a.roles.list(2, {}, window), () => b.roles.list(2, {}, window)],
+      ['projects', () => a.projects.list(1, { status: 'active' }, window), () => b.projects.list(1, { status: 'active' }, window)],
+      ['shifts', () => a.shifts.list(1, { startsFrom: since, startsBefore: due.instant }, window), () => b.shifts.list(1, { startsFrom: since, startsBefore: due.instant }, window)],
+      ['absences', () => a.absences.list(2, { dateFrom: '2026-01-01' }, window), () => b.absences.list(2, { dateFrom: '2026-01-01' }, window)],
+      ['expenses', () => a.expenses.list(1, { dateTo: '2026-06-30' }, { limit: 7, offset: 3 }), () => b.expenses.list(1, { dateTo: '2026-06-30' }, { limit: 7, offset: 3 })],
+      ['todos', () => a.todos.list(1, { dueFrom: due, status: 'open' }, window), () => b.todos.list(1, { dueFrom: due, status: 'open' }, window)],
+    ]
+    for (const [name, expected, actual] of cases) {
+      const want = (await expected()) as { rows: unknown[]; total: number }
+      expect(want.total, name).toBeGreaterThan(0)
+      expect(await actual(), name).toStrictEqual(want)
+    }
+  })
+})
+
+describe('reads and write transactions', () => {
+  let database: SqliteDatabase
+  let pool: SqliteReadPool
+  afterEach(async () => {
+    await pool?.close()
+    database?.close()
+  })
+
+  it('a read inside a write transaction reads through its connection; one outside goes to a worker and sees committed rows only, without waiting', async () => {
+    const filename = newPath()
+    database = new Database(filename)
+    database.pragma('journal_mode = WAL')
+    database.exec('create table t (company_id integer, x integer); insert into t values (1, 1)')
+    pool = new SqliteReadPool({ filename, size: 1 })
+    const gate = new TransactionGate()
+    const runner = createSqliteRunner(database, gate, { pool, router: new SlowReadRouter({ thresholdMs: 0 }) })
+    const query = { sql: 'select x from t where company_id = ? order by x', params: ['company_id'] }
+    const scope = { companyId: 1, shape: query }
+    const pooled = vi.spyOn(pool, 'all')
+
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let inside: unknown
+    const transaction = gate.exclusive(async () => {
+      database.exec('begin immediate; insert into t values (1, 2)')
+      inside = await runner.all(query, [1], scope)
+      await held
+      database.exec('commit')
+    })
+    await vi.waitFor(() => expect(inside).toBeDefined())
+    expect(inside).toEqual([{ x: 1 }, { x: 2 }])
+    expect(pooled).not.toHaveBeenCalled()
+
+    // The transaction is still open: an in-process read would wait for it; this one does not.
+    expect(await runner.all(query, [1], scope)).toEqual([{ x: 1 }])
+    expect(pooled).toHaveBeenCalledTimes(1)
+    release()
+    await transaction
+    expect(await runner.all(query, [1], scope)).toEqual([{ x: 1 }, { x: 2 }])
+  })
+})
+
+describe('SqliteReadPool failures', () => {
+  let pool: SqliteReadPool | undefined
+  afterEach(async () => {
+    await pool?.close()
+    pool = undefined
+  })
+
+  async function tableFile(journal: 'wal' | 'delete'): Promise<string> {
+    const filename = newPath()
+    const database = new Database(filename)
+    database.pragma(`journal_mode = ${journal}`)
+    database.exec('create table t (x integer); insert into t values (1)')
+    database.close()
+    return filename
+  }
+
+  it('a read that outlives its timeout fails with StorageUnavailable, its worker is ended, and the next read gets a new one', async () => {
+    // The worker waits in SQLite's busy handler for a lock held here: slow without using CPU,
+    // and it ends as soon as the lock is released.
+    const filename = await tableFile('delete')
+    const workers: Worker[] = []
+    pool = new SqliteReadPool({ filename, size: 1, timeoutMs: 1_000, busyTimeoutMs: 60_000, onWorker: (worker) => workers.push(worker) })
+    expect((await pool.all('select x from t', [], 1)).rows).toEqual([{ x: 1 }])
+    const writer = new Database(filename)
+    try {
+      writer.exec('begin exclusive; insert into t values (2)')
+      const error = await pool.all('select x from t', [], 1).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(StorageUnavailable)
+      expect((error as Error).message).toBe('sqlite read did not answer within 1000 ms')
+      expect(pool.threads).toBe(0)
+      writer.exec('commit')
+    } finally {
+      writer.close()
+    }
+    await exited(workers[0] as Worker)
+    expect((await pool.all('select x from t order by x', [], 1)).rows).toEqual([{ x: 1 }, { x: 2 }])
+    expect(workers).toHaveLength(2)
+  })
+
+  it('a read queued behind a busy worker also times out with StorageUnavailable', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, timeoutMs: 50 })
+    const running = pool.all(SLOW_SQL, [], 1).catch((error: unknown) => error)
+    const queued = pool.all('select x from t', [], 2).catch((error: unknown) => error)
+    expect(await queued).toBeInstanceOf(StorageUnavailable)
+    expect(await running).toBeInstanceOf(StorageUnavailable)
+  })
+
+  it('a worker that dies mid-read fails that read with StorageUnavailable and is replaced', async () => {
+    const workers: Worker[] = []
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, onWorker: (worker) => workers.push(worker) })
+    const read = pool.all(SLOW_SQL, [], 1)
+    await vi.waitFor(() => expect(pool?.running).toBe(1))
+    void (workers[0] as Worker).terminate()
+    const error = await read.catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(StorageUnavailable)
+    expect((error as Error).message).toBe('sqlite read worker died')
+    expect(pool.threads).toBe(0)
+    expect((await pool.all('select x from t', [], 1)).rows).toEqual([{ x: 1 }])
+    expect(workers).toHaveLength(2)
+  })
+
+  it('a worker that cannot open the file fails the read with StorageUnavailable; once the file exists, a new worker answers', async () => {
+    const filename = newPath()
+    pool = new SqliteReadPool({ filename, size: 1 })
+    const error = await pool.all('select 1 as one', [], 1).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(StorageUnavailable)
+    expect(((error as Error).cause as { code?: string }).code).toBe('SQLITE_CANTOPEN')
+    new Database(filename).close()
+    expect((await pool.all('select 1 as one', [], 1)).rows).toEqual([{ one: 1 }])
+  })
+
+  it('SQLITE_BUSY in a worker is StorageUnavailable', async () => {
+    // A rollback-journal file locked exclusively by another connection: readers get SQLITE_BUSY.
+    const filename = await tableFile('delete')
+    const writer = new Database(filename)
+    try {
+      writer.exec('begin exclusive; insert into t values (2)')
+      pool = new SqliteReadPool({ filename, size: 1, busyTimeoutMs: 20 })
+      const error = await pool.all('select x from t', [], 1).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(StorageUnavailable)
+      expect(((error as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY')
+      writer.exec('commit')
+      expect((await pool.all('select x from t order by x', [], 1)).rows).toEqual([{ x: 1 }, { x: 2 }])
+    } finally {
+      writer.close()
+    }
+  })
+
+  it('any other SQLite error is passed on as is, with its code, not as StorageUnavailable', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1 })
+    const error = await pool.all('select * from missing', [], 1).catch((caught: unknown) => caught)
+    expect(error).not.toBeInstanceOf(StorageUnavailable)
+    expect((error as { code?: string }).code).toBe('SQLITE_ERROR')
+  })
+
+  it('queued reads are served one company at a time in turn', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1 })
+    const order: string[] = []
+    const read = (companyId: number, label: string) => (pool as SqliteReadPool).all('select x from t', [], companyId).then(() => order.push(label))
+    const first = read(1, 'a1')
+    await Promise.all([read(1, 'a2'), read(1, 'a3'), read(1, 'a4'), read(2, 'b1'), read(2, 'b2'), first])
+    expect(order).toEqual(['a1', 'a2', 'b1', 'a3', 'b2', 'a4'])
+  })
+
+  it('a company runs one read at a time, so another company takes the free worker', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2 })
+    const settled: string[] = []
+    const slow = pool.all(SLOW_SQL, [], 1).then(() => settled.push('company 1, slow'))
+    const second = pool.all('select x from t', [], 1).then(() => settled.push('company 1, second'))
+    await vi.waitFor(() => expect(pool?.running).toBe(1))
+    await pool.all('select x from t', [], 2)
+    settled.push('company 2')
+    await Promise.all([slow, second])
+    expect(settled).toEqual(['company 2', 'company 1, slow', 'company 1, second'])
+    expect(pool.threads).toBe(2)
+  })
+
+  it('starts no worker for a read its company\'s limit holds back', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2 })
+    const reads = [pool.all(SLOW_SQL, [], 1), pool.all('select x from t', [], 1)]
+    await vi.waitFor(() => expect(pool?.running).toBe(1))
+    expect(pool.threads).toBe(1)
+    await Promise.all(reads)
+    expect(pool.threads).toBe(1)
+  })
+
+  it('close() fails waiting and running reads with StorageUnavailable and ends every thread', async () => {
+    const workers: Worker[] = []
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2, onWorker: (worker) => workers.push(worker) })
+    const reads = [pool.all(SLOW_SQL, [], 1), pool.all(SLOW_SQL, [], 2), pool.all('select x from t', [], 3)].map((read) =>
+      read.then(() => 'answered', (error: unknown) => error),
+    )
+    await vi.waitFor(() => expect(pool?.running).toBe(2))
+    const ends = workers.map(exited)
+    await pool.close()
+    for (const outcome of await Promise.all(reads)) expect(outcome).toBeInstanceOf(StorageUnavailable)
+    await Promise.all(ends)
+    expect(pool.threads).toBe(0)
+    await expect(pool.all('select x from t', [], 1)).rejects.toThrow(StorageUnavailable)
+  })
+})
+
+describe('openSqliteAdapter and its read workers', () => {
+  let adapter: SqliteAdapter | undefined
+  afterEach(async () => {
+    await adapter?.close()
+    adapter = undefined
+  })
+
+  it(':memory: keeps every read in process, and refuses read workers', async () => {
+    adapter = await openSqliteAdapter({ filename: ':memory:' })
+    expect(adapter.readPool).toBeUndefined()
+    await expect(openSqliteAdapter({ filename: ':memory:', readWorkers: 1 })).rejects.toThrow(/WAL/)
+  })
+
+  it('a file it opens gets read workers, in WAL mode with a busy timeout', async () => {
+    adapter = await openSqliteAdapter({ filename: newPath() })
+    expect(adapter.readPool).toBeInstanceOf(SqliteReadPool)
+    expect(adapter.database.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(adapter.database.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0)
+  })
+
+  it("a host's database stays in process unless it opts in, and opting in needs WAL", async () => {
+    const filename = newPath()
+    const database = new Database(filename)
+    try {
+      adapter = await openSqliteAdapter({ database })
+      expect(adapter.readPool).toBeUndefined()
+      await adapter.close()
+      adapter = undefined
+      await expect(openSqliteAdapter({ database, readWorkers: 1 })).rejects.toThrow(/WAL/)
+      database.pragma('journal_mode = WAL')
+      adapter = await openSqliteAdapter({ database, readWorkers: 1, slowReadMs: 0 })
+      expect(adapter.readPool).toBeInstanceOf(SqliteReadPool)
+      expect((await adapter.storage.roles.list(1, {}, { limit: 10, offset: 0 })).total).toBe(0)
+      expect(adapter.readPool?.threads).toBe(1)
+      await adapter.close()
+      adapter = undefined
+      // The host's handle is still open and usable.
+      expect(database.prepare('select 1 as one').get()).toEqual({ one: 1 })
+    } finally {
+      database.close()
+    }
+  })
+
+  it('close() ends the worker threads', async () => {
+    adapter = await openSqliteAdapter({ filename: newPath(), slowReadMs: 0 })
+    const pool = adapter.readPool as SqliteReadPool
+    await Promise.all([adapter.storage.todos.list(1, {}, { limit: 5, offset: 0 }), adapter.storage.todos.list(2, {}, { limit: 5, offset: 0 })])
+    expect(pool.threads).toBe(2)
+    await adapter.close()
+    adapter = undefined
+    expect(pool.threads).toBe(0)
+  })
+
+  it('a write waiting past the busy timeout for another connection fails with StorageUnavailable', async () => {
+    const filename = newPath()
+    adapter = await openSqliteAdapter({ filename })
+    const other = new Database(filename)
+    try {
+      other.exec('begin immediate')
+      const error = await adapter.writes?.transaction(async () => 'never').catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(StorageUnavailable)
+      expect(((error as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY')
+      other.exec('rollback')
+      expect(await adapter.writes?.transaction(async () => 'done')).toBe('done')
+    } finally {
+      other.close()
+    }
+  })
+
+})
+
+describe('one tenant looping an expensive read does not hold up another', () => {
+  let filename: string
+  let t: TestApp | undefined
+  // Company 1 gets 20,000 rows of each resource: its wide due-date range costs tens of
+  // milliseconds a query. Company 2 keeps the seed's 45.
+  beforeAll(async () => {
+    filename = await seedFile(generateDataset({ scale: 20_000 }))
+  }, 120_000)
+  afterEach(async () => {
+    await t?.close()
+    t = undefined
+  })
+
+  const EXPENSIVE = '/v1/todos?due_from=0001-01-01&due_to=9999-12-31&per_page=100'
+  const CHEAP = '/v1/todos'
+
+  it('once seen slow, company 1 reads that shape on a worker, and company 2 is answered while it runs', async () => {
+    // A 1 ms threshold: company 1's statements take tens of ms, so timing noise cannot flip
+    // the probes' verdict (company 2's, at ~0.2 ms, may see a probe or two; not counted below).
+    t = await appOver(filename, { readWorkers: 2, slowReadMs: 1 })
+    const pool = (t.adapter as SqliteAdapter).readPool as SqliteReadPool
+    const spy = vi.spyOn(pool, 'all')
+    const pooled = { calls: () => spy.mock.calls.filter(([, , companyId]) => companyId === 1).length }
+    const big = await t.keyFor(1)
+    const small = await t.keyFor(2)
+
+    // First run: in process, timed, and its page query found slow: on probation.
+    expect((await t.get(EXPENSIVE, big)).statusCode).toBe(200)
+    expect(pooled.calls()).toBe(0)
+
+    // Rounds 0 and 1 send the page query alone to a worker, as a probe (the count still runs in
+    // process and holds the event loop, so nothing else is asserted while they run); slow on the
+    // worker twice, the shape is confirmed.
+    for (const round of [0, 1]) {
+      expect((await t.get(EXPENSIVE, big)).statusCode).toBe(200)
+      expect(pooled.calls()).toBe(round + 1)
+    }
+
+    // From then on page and count both run on workers: the event loop is free, and company 2's
+    // cheap request is answered while company 1's is still running.
+    const finished: string[] = []
+    const expensive = t.get(EXPENSIVE, big).then((res) => {
+      finished.push('expensive')
+      return res
+    })
+    await vi.waitFor(() => expect(pool.running).toBeGreaterThan(0), { interval: 1, timeout: 5_000 })
+    const cheap = await t.get(CHEAP, small)
+    finished.push('cheap')
+    expect(cheap.statusCode).toBe(200)
+    expect((cheap.json() as { pagination: { total: number } }).pagination.total).toBe(45)
+    const res = await expensive
+    expect(res.statusCode).toBe(200)
+    expect(finished).toEqual(['cheap', 'expensive'])
+    expect(pooled.calls()).toBe(4)
+  })
+
+  it('the off-loop read answers what the in-process read answers on the large company too', async () => {
+    t = await appOver(filename, { readWorkers: 1, slowReadMs: 0 })
+    const inProcess = await appOver(filename, { readWorkers: 0 })
+    try {
+      const url = `${EXPENSIVE}&page=134`
+      const a = await inProcess.get(url, await inProcess.keyFor(1))
+      const b = await t.get(url, await t.keyFor(1))
+      expect(a.statusCode).toBe(200)
+      expect((a.json() as { data: unknown[] }).data.length).toBeGreaterThan(0)
+      expect(b.json()).toStrictEqual(a.json())
+    } finally {
+      await inProcess.close()
+    }
+  })
+})
