@@ -345,15 +345,7 @@ function generatePeople(
   for (const person of shared) {
     // The membership dates from the person; it changed later (role changes in this company).
     const membershipUpdated = Math.max(person.updated_at.getTime(), person.created_at.getTime() + 20 * DAY_MS)
-    const membership: MembershipRow = {
-      company_id: companyId,
-      user_id: person.id,
-      role_ids: [],
-      invitation_status: 'accepted',
-      invited: null,
-      created_at: new Date(person.created_at.getTime()),
-      updated_at: new Date(membershipUpdated),
-    }
+    const membership = acceptedMembership(companyId, person.id, person.created_at, membershipUpdated)
     ds.memberships.push(membership)
   }
   let nextId = ds.people.length + 1
@@ -376,15 +368,7 @@ function generatePeople(
     ds.people.push(person)
     created.push(person)
     const membershipUpdated = id % 5 === 0 ? person.updated_at.getTime() + 2 * DAY_MS : person.updated_at.getTime()
-    const membership: MembershipRow = {
-      company_id: companyId,
-      user_id: id,
-      role_ids: [],
-      invitation_status: 'accepted',
-      invited: null,
-      created_at: new Date(person.created_at.getTime()),
-      updated_at: new Date(membershipUpdated),
-    }
+    const membership = acceptedMembership(companyId, id, person.created_at, membershipUpdated)
     ds.memberships.push(membership)
   }
   return created
@@ -613,5 +597,18 @@ function cycleDue(local: number, days: readonly Day[]): Due {
       return { kind: 'all_day', day }
     default:
       return { kind: 'timed', day, time: at(TODO_TIMES, local) }
+  }
+}
+
+/** A member from the start (no invitation), with no roles yet: the seed's every membership. */
+function acceptedMembership(companyId: number, userId: number, createdAt: Date, updatedAtMs: number): MembershipRow {
+  return {
+    company_id: companyId,
+    user_id: userId,
+    role_ids: [],
+    invitation_status: 'accepted',
+    invited: null,
+    created_at: new Date(createdAt.getTime()),
+    updated_at: new Date(updatedAtMs),
   }
 }
