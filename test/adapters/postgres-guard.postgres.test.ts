@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
@@ -10,6 +9,7 @@ import {
 } from '../../adapters/postgres/index.js'
 import { StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
+import { freePort } from '../helpers/free-port.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 
 /**
@@ -168,7 +168,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
   })
 
   it('a refused connection is a StorageUnavailable within milliseconds; during the outage others fail at once', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const adapter = await open({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` }, { migrate: false })
     const first = await elapsed(() => adapter.storage.company(1))
     expect(first.outcome).toBeInstanceOf(StorageUnavailable)
@@ -182,7 +182,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
   })
 
   it('opening on an unreachable server fails with StorageUnavailable instead of hanging', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const { ms, outcome } = await elapsed(() => openPostgresAdapter({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` }))
     expect(outcome).toBeInstanceOf(StorageUnavailable)
     expect(ms).toBeLessThan(2_000)
@@ -213,14 +213,3 @@ async function eventually<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}

@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { freePort } from './free-port.js'
 
 /**
  * A throwaway Postgres server of a test's own — never the shared one on 5432 — that the test
@@ -51,16 +51,6 @@ function serverUser(): { uid: number; gid: number } | Record<string, never> {
   return { uid, gid }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /** Direct children of `pid`, read from /proc (Postgres backends are the postmaster's children). */
 function childrenOf(pid: number): number[] {

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
 import { describe, it } from 'vitest'
 
@@ -29,17 +28,7 @@ export function describeRedis(name: string, body: () => void): void {
   describe.skipIf(redisUrl === undefined)(name, body)
 }
 
-/** A free loopback port, chosen by the OS. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
+export { freePort } from './free-port.js'
 
 /** A `redis-server` of the test's own on `port`: in memory only, loopback only. */
 export interface OwnRedis {
