@@ -63,7 +63,7 @@ const api = fp(
       corridorStages({
         verifier,
         modules: options.moduleCache,
-        idempotency: writable ? idempotencySettings(idempotency, options.idempotencyOptions, clock) : undefined,
+        idempotency: writable ? idempotencySettings(idempotency, clock, options.idempotencyOptions) : undefined,
         rateLimit: limits?.settings,
       }),
       options.table,
@@ -115,7 +115,7 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
  */
 export const workforceApi = fp(plugin, { name: 'fastify-workforce-api', fastify: '5.x' })
 
-function idempotencySettings(store: IdempotencyStore, timings: WorkforceApiOptions['idempotencyOptions'] = {}, clock: Clock): IdempotencySettings {
+function idempotencySettings(store: IdempotencyStore, clock: Clock, timings: WorkforceApiOptions['idempotencyOptions'] = {}): IdempotencySettings {
   return {
     store,
     clock,
