@@ -1,4 +1,4 @@
-import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AuthenticatedKey } from '../auth/key-verifier.js'
@@ -47,7 +47,8 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     async setup(app) {
       await register(app)
       failedAuthCheck = app.createRateLimit({
-        keyGenerator: (request) => `ip:${request.ip}`,
+        // IPv6 by /64, as the library does: one host usually holds a whole /64 to rotate through.
+        keyGenerator: (request) => `ip:${normalizeIP(request.ip)}`,
         max: settings.failedAuthMax,
         timeWindow: settings.failedAuthWindowMs,
       })
