@@ -28,3 +28,4 @@ export { READINESS_TIMEOUT_MS, workforceReadiness, type Readiness } from './serv
 export type { RateLimitOptions } from './corridor/rate-limit.js'
 export type { RouteTableEntry } from './corridor/index.js'
 export { LOG_REDACT_PATHS } from './logging.js'
+export { generateWebhookSecret, signWebhook, verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions } from './webhooks/signature.js'
