@@ -4,6 +4,8 @@ import type { Clock } from './ports/clock.js'
 import type { WorkforcePorts } from './ports/index.js'
 import type { RateLimitOptions } from './corridor/rate-limit.js'
 import type { InviteSender } from './ports/invite-sender.js'
+import type { WebhookTransport } from './ports/webhook-transport.js'
+import type { EndpointDisabledNotice } from './webhooks/dispatcher.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
 /** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
@@ -37,6 +39,55 @@ export interface WorkforceApiOptions extends WorkforcePorts {
    * counters across instances. `false` turns both off. Default: on, counted in this process.
    */
   rateLimit?: false | RateLimitOptions
+  /** Webhook delivery settings; delivery and `app.workforceApi.webhooks` need `secretKey` and the `webhooks` port. */
+  webhookOptions?: WebhookOptions
+}
+
+/** Defaults of `webhookOptions` (docs/webhooks.md). */
+export const WEBHOOK_DEFAULTS = {
+  autoDisableAfterMs: 5 * 24 * 60 * 60 * 1000,
+  timeoutMs: 15_000,
+  retentionMs: 30 * 24 * 60 * 60 * 1000,
+  pollIntervalMs: 1_000,
+  concurrency: 64,
+  batch: 32,
+  purgeIntervalMs: 60_000,
+  purgeBatch: 500,
+  shutdownGraceMs: 5_000,
+} as const
+
+export interface WebhookOptions {
+  /**
+   * Seals endpoints' signing secrets at rest (AES-256-GCM): 32 bytes as base64
+   * (`openssl rand -base64 32`) or a Buffer. The same on every instance. Required for delivery
+   * and administration; without it events are still recorded.
+   */
+  secretKey?: string | Buffer
+  /** Allows http and private, loopback and link-local destinations: development and tests only. Default false. */
+  allowPrivateDestinations?: boolean
+  /** Delays between attempts (ms). Default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+  retrySchedule?: readonly number[]
+  /** An endpoint whose deliveries have all failed this long is disabled (ms). Default 5 days. */
+  autoDisableAfterMs?: number
+  /** Told when delivery disables an endpoint (410, or failing for `autoDisableAfterMs`), on the instance that did it. */
+  onEndpointDisabled?: (notice: EndpointDisabledNotice) => void | Promise<void>
+  /** Run this instance's dispatcher. Default true; false for instances that only serve the API. */
+  dispatcher?: boolean
+  /** Sends deliveries. Default: HTTP with undici (keep-alive, connect-time address check). */
+  transport?: WebhookTransport
+  /** An attempt without a 2xx within this fails (ms). Default 15,000. */
+  timeoutMs?: number
+  /**
+   * How long a claimed attempt belongs to its dispatcher (ms): one whose process died is
+   * attempted again after this. Must exceed `timeoutMs`. Default `timeoutMs` + 30,000.
+   */
+  leaseMs?: number
+  /** Delivered and failed deliveries and their events are purged after this (ms). Default 30 days. */
+  retentionMs?: number
+  /** How often an idle dispatcher looks for due deliveries (ms) when nothing wakes it. Default 1,000. */
+  pollIntervalMs?: number
+  /** Attempts in flight at once per instance. Default 64. */
+  concurrency?: number
 }
 
 /**
@@ -90,6 +141,40 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
   checkInteger('moduleCacheTtlMs', options.moduleCacheTtlMs, 0, 60_000)
   checkRateLimit(options.rateLimit)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
+  if (options.webhooks !== undefined) {
+    for (const method of ['createEndpoint', 'claimDue', 'finishAttempt', 'publish', 'purgeFinished'] as const) {
+      if (typeof options.webhooks?.[method] !== 'function') fail(`webhooks.${method}`, 'must be a function')
+    }
+  }
+  checkWebhookOptions(options.webhookOptions)
+}
+
+function checkWebhookOptions(webhook: WebhookOptions | undefined): void {
+  if (webhook === undefined) return
+  if (webhook === null || typeof webhook !== 'object') fail('webhookOptions', 'must be an object')
+  const { secretKey, retrySchedule } = webhook
+  if (secretKey !== undefined) {
+    const bytes = typeof secretKey === 'string' ? Buffer.from(secretKey, 'base64') : Buffer.isBuffer(secretKey) ? secretKey : undefined
+    if (bytes?.length !== 32) fail('webhookOptions.secretKey', 'must be 32 bytes, as base64 (openssl rand -base64 32) or a Buffer')
+  }
+  if (retrySchedule !== undefined) {
+    if (!Array.isArray(retrySchedule) || retrySchedule.length > 50) fail('webhookOptions.retrySchedule', 'must be an array of at most 50 delays in ms')
+    retrySchedule.forEach((delay, index) => checkInteger(`webhookOptions.retrySchedule[${index}]`, delay, 1, 7 * 24 * 60 * 60 * 1000))
+  }
+  checkInteger('webhookOptions.autoDisableAfterMs', webhook.autoDisableAfterMs, 1, Number.MAX_SAFE_INTEGER)
+  checkInteger('webhookOptions.timeoutMs', webhook.timeoutMs, 1, 60_000)
+  checkInteger('webhookOptions.leaseMs', webhook.leaseMs, 1, 24 * 60 * 60 * 1000)
+  if (webhook.leaseMs !== undefined && webhook.leaseMs <= (webhook.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs)) {
+    fail('webhookOptions.leaseMs', 'must exceed webhookOptions.timeoutMs (an attempt still running must keep its claim)')
+  }
+  checkInteger('webhookOptions.retentionMs', webhook.retentionMs, 1, Number.MAX_SAFE_INTEGER)
+  checkInteger('webhookOptions.pollIntervalMs', webhook.pollIntervalMs, 10, 60_000)
+  checkInteger('webhookOptions.concurrency', webhook.concurrency, 1, 10_000)
+  if (webhook.transport !== undefined && typeof webhook.transport?.send !== 'function') fail('webhookOptions.transport', 'must have a send() method')
+  if (webhook.onEndpointDisabled !== undefined && typeof webhook.onEndpointDisabled !== 'function') fail('webhookOptions.onEndpointDisabled', 'must be a function')
+  for (const flag of ['allowPrivateDestinations', 'dispatcher'] as const) {
+    if (webhook[flag] !== undefined && typeof webhook[flag] !== 'boolean') fail(`webhookOptions.${flag}`, 'must be a boolean')
+  }
 }
 
 function checkRateLimit(rateLimit: unknown): void {

@@ -15,11 +15,17 @@ import {
 } from './corridor/idempotency.js'
 import { InvitationManager } from './invitations/invitation-manager.js'
 import { KeyManager } from './keys/key-manager.js'
-import { checkOptions, MODULE_CACHE_TTL_MS, type WorkforceApiOptions } from './options.js'
+import { checkOptions, MODULE_CACHE_TTL_MS, WEBHOOK_DEFAULTS, type WorkforceApiOptions } from './options.js'
 import { systemClock, type Clock } from './ports/clock.js'
 import type { IdempotencyStore } from './ports/idempotency-store.js'
 import type { InvalidationFeed } from './ports/invalidation-feed.js'
 import type { InviteSender } from './ports/invite-sender.js'
+import { WebhookDispatcher } from './webhooks/dispatcher.js'
+import { EventPublisher } from './webhooks/event-publisher.js'
+import { httpWebhookTransport } from './webhooks/http-transport.js'
+import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry.js'
+import { SecretBox } from './webhooks/secret-box.js'
+import { WebhookManager } from './webhooks/webhook-manager.js'
 
 /** What the plugin adds to the host's Fastify instance. */
 export interface WorkforceApiDecorator {
@@ -30,6 +36,10 @@ export interface WorkforceApiDecorator {
    * has authenticated the invited person. Needs the `writes` option (else `unavailable`).
    */
   invitations: InvitationManager
+  /** Webhook endpoints for the host's company-settings screens: create, rotate, deliveries, redeliver, recover. */
+  webhooks: WebhookManager
+  /** The host publishes events for changes made outside the API, inside its own transaction. */
+  events: EventPublisher
   /** Every mounted API route with the corridor stages that guard it; complete once the app is ready. */
   routes: readonly RouteTableEntry[]
 }
@@ -94,6 +104,8 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
   app.decorate('workforceApi', {
     keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)),
     invitations: new InvitationManager(options.writes, clock),
+    webhooks: startWebhooks(app, options, clock),
+    events: new EventPublisher(options.webhooks, clock),
     routes: table,
   })
   await app.register(api, { ...options, verifier, moduleCache, clock, table, prefix: options.prefix ?? '' })
@@ -124,6 +136,49 @@ function idempotencySettings(store: IdempotencyStore, clock: Clock, timings: Wor
     purgeIntervalMs: timings.purgeIntervalMs ?? IDEMPOTENCY_PURGE_INTERVAL_MS,
     purgeBatch: timings.purgeBatch ?? IDEMPOTENCY_PURGE_BATCH,
   }
+}
+
+/**
+ * The webhook manager and, unless turned off for this instance, the dispatcher, which starts
+ * when the app is ready and stops when it closes. Both need the store and `secretKey`.
+ */
+function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock: Clock): WebhookManager {
+  const store = options.webhooks
+  const settings = options.webhookOptions ?? {}
+  if (store === undefined) return new WebhookManager(undefined, 'Webhooks need a webhook store: pass the "webhooks" port')
+  if (settings.secretKey === undefined) {
+    return new WebhookManager(undefined, 'Webhooks need webhookOptions.secretKey (32 bytes, base64) to seal signing secrets')
+  }
+  const box = new SecretBox(settings.secretKey)
+  const policy = { allowPrivate: settings.allowPrivateDestinations ?? false }
+  let dispatcher: WebhookDispatcher | undefined
+  if (settings.dispatcher !== false) {
+    const timeoutMs = settings.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs
+    dispatcher = new WebhookDispatcher({
+      store,
+      box,
+      clock,
+      log: app.log,
+      transport: settings.transport ?? httpWebhookTransport(policy),
+      retrySchedule: settings.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS,
+      autoDisableAfterMs: settings.autoDisableAfterMs ?? WEBHOOK_DEFAULTS.autoDisableAfterMs,
+      timeoutMs,
+      // Longer than any attempt, so a live attempt's claim never runs out under it.
+      leaseMs: settings.leaseMs ?? timeoutMs + 30_000,
+      batch: WEBHOOK_DEFAULTS.batch,
+      concurrency: settings.concurrency ?? WEBHOOK_DEFAULTS.concurrency,
+      pollIntervalMs: settings.pollIntervalMs ?? WEBHOOK_DEFAULTS.pollIntervalMs,
+      retentionMs: settings.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
+      purgeIntervalMs: WEBHOOK_DEFAULTS.purgeIntervalMs,
+      purgeBatch: WEBHOOK_DEFAULTS.purgeBatch,
+      shutdownGraceMs: WEBHOOK_DEFAULTS.shutdownGraceMs,
+      ...(settings.onEndpointDisabled === undefined ? {} : { onEndpointDisabled: settings.onEndpointDisabled }),
+    })
+    const running = dispatcher
+    app.addHook('onReady', () => running.start())
+    app.addHook('onClose', () => running.stop())
+  }
+  return new WebhookManager({ store, box, clock, policy, wake: () => dispatcher?.wake() })
 }
 
 /** The default `InviteSender`: the host sends email; until it says how, we log the invitation. */

@@ -5,6 +5,7 @@ import { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import { MemoryKeyStore } from './memory-key-store.js'
 import { MemoryModuleRegistry } from './memory-module-registry.js'
 import { MemoryStorage } from './memory-storage.js'
+import { MemoryWebhookStore } from './memory-webhook-store.js'
 import { MemoryWriteStorage } from './memory-write-storage.js'
 
 /**
@@ -17,6 +18,7 @@ export interface MemoryAdapter extends ReferenceAdapterPorts {
   modules: MemoryModuleRegistry
   writes: MemoryWriteStorage
   idempotency: MemoryIdempotencyStore
+  webhooks: MemoryWebhookStore
   /** Change events recorded by writes, in order. */
   events: ChangeEvent[]
 }
@@ -32,13 +34,15 @@ export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAd
   const storage = new MemoryStorage(structuredClone(dataset))
   const modules = new MemoryModuleRegistry(storage.data.modules)
   const idempotency = new MemoryIdempotencyStore(new Map(), storage.gate)
-  const writes = new MemoryWriteStorage(storage, idempotency)
+  const webhooks = new MemoryWebhookStore(storage.gate)
+  const writes = new MemoryWriteStorage(storage, idempotency, webhooks)
   return {
     storage,
     keyStore: new MemoryKeyStore(),
     modules,
     writes,
     idempotency,
+    webhooks,
     events: writes.events,
     async loadDataset(next) {
       const copy = structuredClone(next)
@@ -55,3 +59,4 @@ export { MemoryModuleRegistry } from './memory-module-registry.js'
 export { MemoryStorage } from './memory-storage.js'
 export { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 export { MemoryWriteStorage } from './memory-write-storage.js'
+export { MemoryWebhookStore } from './memory-webhook-store.js'

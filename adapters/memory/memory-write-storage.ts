@@ -11,6 +11,7 @@ import type { InvitedPerson, MembershipRow } from '../../src/ports/dataset.js'
 import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import type { MemoryStorage } from './memory-storage.js'
+import type { MemoryWebhookStore } from './memory-webhook-store.js'
 
 const nextId = (rows: ReadonlyArray<{ id: number }>) => rows.reduce((max, row) => Math.max(max, row.id), 0) + 1
 
@@ -23,20 +24,29 @@ export class MemoryWriteStorage implements WriteStorage {
   constructor(
     private readonly storage: MemoryStorage,
     private readonly idempotency: MemoryIdempotencyStore,
-    /** Change events, in order: the seam the webhook outbox will read. Pushed inside the transaction and removed on rollback, so a reader waits for `storage.gate` first. */
+    /** Where events fan out to webhook deliveries. */
+    private readonly webhooks: MemoryWebhookStore,
+    /** Change events, in order. Pushed inside the transaction and removed on rollback, so a reader waits for `storage.gate` first. */
     readonly events: ChangeEvent[] = [],
   ) {}
 
-  transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T> {
-    return this.storage.gate.exclusive(async () => {
+  async transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+    let deliveries = 0
+    const result = await this.storage.gate.exclusive(async () => {
       const undo: Array<() => void> = []
+      const fanOut = (event: ChangeEvent) => {
+        deliveries += this.webhooks.fanOut(event, undo)
+      }
       try {
-        return await work(new MemoryWriteTransaction(this.storage, this.idempotency, this.events, undo))
+        return await work(new MemoryWriteTransaction(this.storage, this.idempotency, this.events, undo, fanOut))
       } catch (error) {
         for (const step of undo.reverse()) step()
+        deliveries = 0
         throw error
       }
     })
+    if (deliveries > 0) this.webhooks.wake()
+    return result
   }
 }
 
@@ -46,6 +56,7 @@ class MemoryWriteTransaction implements WriteTransaction {
     private readonly idempotency: MemoryIdempotencyStore,
     private readonly events: ChangeEvent[],
     private readonly undo: Array<() => void>,
+    private readonly fanOut: (event: ChangeEvent) => void,
   ) {}
 
   get #data() {
@@ -151,6 +162,7 @@ class MemoryWriteTransaction implements WriteTransaction {
 
   async recordEvent(event: ChangeEvent): Promise<void> {
     this.#push(this.events, { ...event })
+    this.fanOut(event)
   }
 
   async completeIdempotency(slot: string, token: string, response: StoredResponse): Promise<boolean> {

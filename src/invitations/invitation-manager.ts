@@ -1,6 +1,7 @@
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
 import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
+import { renderEvent } from '../webhooks/events.js'
 
 /** Which membership: the inviting company and the invited person (the user id the API showed). */
 export interface InvitationRef {
@@ -57,10 +58,10 @@ export class InvitationManager {
       if (user === null) throw notFound(ref)
       if (user.invitation_status === 'accepted') return user
       // Re-checked by the adapter: of two racing accepts only one changes the row and records an event.
-      if (await tx.acceptMembership(companyId, userId, now)) {
-        await tx.recordEvent({ company_id: companyId, type: 'users.updated', resource_id: userId, occurred_at: now })
-      }
-      return (await tx.getUser(companyId, userId)) as UserRecord
+      const accepted = await tx.acceptMembership(companyId, userId, now)
+      const member = (await tx.getUser(companyId, userId)) as UserRecord
+      if (accepted) await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: member }, now))
+      return member
     })
   }
 
@@ -80,7 +81,8 @@ export class InvitationManager {
         throw new InvitationError(`User ${userId} is an accepted member of company ${companyId}: there is no invitation to decline`, 'not_pending')
       }
       if (await tx.removePendingMembership(companyId, userId)) {
-        await tx.recordEvent({ company_id: companyId, type: 'users.deleted', resource_id: userId, occurred_at: now })
+        // The company's last sight of the user: what it sent, still pending.
+        await tx.recordEvent(renderEvent({ type: 'users.deleted', companyId, record: user }, now))
       }
     })
   }

@@ -4,6 +4,7 @@ import type { InvalidationFeed } from './invalidation-feed.js'
 import type { KeyStore } from './key-store.js'
 import type { ModuleRegistry, ModuleSwitchboard } from './module-registry.js'
 import type { Storage } from './storage.js'
+import type { WebhookStore } from './webhook-store.js'
 import type { WriteStorage } from './write-storage.js'
 
 export type { ModuleSwitchboard } from './module-registry.js'
@@ -19,6 +20,11 @@ export interface WorkforcePorts {
   idempotency?: IdempotencyStore
   /** Tells this instance of key and module changes made anywhere (else the cache TTLs bound staleness). */
   invalidations?: InvalidationFeed
+  /**
+   * Webhook endpoints, the event outbox and deliveries. With it (and the `webhooks` option)
+   * the plugin delivers events; without it, events are recorded by `writes` and never sent.
+   */
+  webhooks?: WebhookStore
 }
 
 /**
@@ -43,6 +49,14 @@ export interface ReferenceAdapterPorts extends Required<Omit<WorkforcePorts, 'in
  * await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter) })
  */
 export function portsOf(adapter: WorkforcePorts): WorkforcePorts {
-  const { storage, keyStore, modules, writes, idempotency, invalidations } = adapter
-  return { storage, keyStore, modules, writes, idempotency, ...(invalidations === undefined ? {} : { invalidations }) }
+  const { storage, keyStore, modules, writes, idempotency, invalidations, webhooks } = adapter
+  return {
+    storage,
+    keyStore,
+    modules,
+    writes,
+    idempotency,
+    ...(invalidations === undefined ? {} : { invalidations }),
+    ...(webhooks === undefined ? {} : { webhooks }),
+  }
 }

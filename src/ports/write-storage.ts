@@ -3,15 +3,22 @@ import type { StoredResponse } from './idempotency-store.js'
 import type { InvitationStatus, TodoRecord, UserRecord } from './records.js'
 
 /**
- * A change to a resource, recorded in the same transaction as the change itself: the seam
- * through which the webhook outbox (a later issue) will deliver `<resource>.<action>` events.
+ * A change to a resource, recorded in the same transaction as the change itself: the
+ * transactional outbox from which webhooks are delivered (spec 6).
  */
 export interface ChangeEvent {
+  /** `evt_` + 24 lower-case base32 characters: the payload's `id` and every attempt's `webhook-id`. */
+  id: string
   company_id: number
   /** e.g. `users.created`, `todos.updated` (spec section 6). */
   type: string
   resource_id: number
   occurred_at: Date
+  /**
+   * The delivery body, rendered inside the transaction: `{"id","type","created_at","company_id","data"}`
+   * where `data` is the resource exactly as its GET returned it at that moment.
+   */
+  payload: string
 }
 
 export interface NewPerson {
@@ -92,6 +99,10 @@ export interface WriteTransaction {
   /** Writes only the given fields, sets `updated_at = now`, returns the to-do after the change. */
   updateTodo(companyId: number, id: number, changes: Partial<TodoFields>, now: Date): Promise<TodoRecord>
 
+  /**
+   * Records the event and, where the adapter stores webhooks, fans it out to a pending delivery
+   * for each enabled endpoint of the company subscribed to its type — all in this transaction.
+   */
   recordEvent(event: ChangeEvent): Promise<void>
   /**
    * Completes an idempotency slot in this transaction (see `IdempotencyStore.complete`).

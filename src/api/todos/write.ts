@@ -7,6 +7,7 @@ import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateTodoBody, PatchTodoBody, renderTodo, Todo } from './schema.js'
+import { renderEvent } from '../../webhooks/events.js'
 
 /**
  * To-do status transitions (spec 3.1 leaves them open; docs/decisions.md records them).
@@ -83,7 +84,7 @@ export async function createTodo(
     },
     now,
   )
-  await tx.recordEvent({ company_id: companyId, type: 'todos.created', resource_id: todo.id, occurred_at: now })
+  await tx.recordEvent(renderEvent({ type: 'todos.created', companyId, record: todo }, now))
   return todo
 }
 
@@ -125,7 +126,7 @@ export async function updateTodo(
   const effective = Object.entries(changes).filter(([key, value]) => !sameValue(current[key as keyof TodoFields], value))
   if (effective.length === 0) return current
   const updated = await tx.updateTodo(companyId, id, Object.fromEntries(effective), now)
-  await tx.recordEvent({ company_id: companyId, type: 'todos.updated', resource_id: id, occurred_at: now })
+  await tx.recordEvent(renderEvent({ type: 'todos.updated', companyId, record: updated }, now))
   return updated
 }
 

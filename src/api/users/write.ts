@@ -6,6 +6,7 @@ import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateUserBody, renderUser, User } from './schema.js'
+import { renderEvent } from '../../webhooks/events.js'
 
 const ALREADY_MEMBER = 'A user with this email is already a member of this company'
 
@@ -45,8 +46,9 @@ export async function provisionUser(
     if ((await tx.membershipCompanies(userId)).includes(companyId)) throw new ConflictError(ALREADY_MEMBER)
     await tx.addPendingMembership(companyId, userId, roleIds, sent, now)
   }
-  await tx.recordEvent({ company_id: companyId, type: 'users.created', resource_id: userId, occurred_at: now })
-  return { user: (await tx.getUser(companyId, userId)) as UserRecord, pending }
+  const user = (await tx.getUser(companyId, userId)) as UserRecord
+  await tx.recordEvent(renderEvent({ type: 'users.created', companyId, record: user }, now))
+  return { user, pending }
 }
 
 /**
@@ -71,8 +73,9 @@ export async function setUserLogin(
   }
   if (user.active === active) return user
   await tx.setUserActive(userId, active, now)
-  await tx.recordEvent({ company_id: companyId, type: 'users.updated', resource_id: userId, occurred_at: now })
-  return (await tx.getUser(companyId, userId)) as UserRecord
+  const changed = (await tx.getUser(companyId, userId)) as UserRecord
+  await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: changed }, now))
+  return changed
 }
 
 /** `POST /v1/users`, `POST /v1/users/:id/activate` and `POST /v1/users/:id/deactivate`. */

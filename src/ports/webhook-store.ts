@@ -1,0 +1,187 @@
+import type { ChangeEvent } from './write-storage.js'
+
+/** `enabled` endpoints receive deliveries; `disabled` ones receive none until enabled again. */
+export type WebhookEndpointStatus = 'enabled' | 'disabled'
+
+/**
+ * Why an endpoint is disabled: by the host (`manual`), because the receiver answered 410 Gone
+ * (`gone`), or because every delivery failed for the auto-disable period (`failing`).
+ */
+export type WebhookDisabledReason = 'manual' | 'gone' | 'failing'
+
+/** A company's webhook endpoint, as stored. */
+export interface WebhookEndpointRecord {
+  /** `we_` + 24 lower-case base32 characters; chosen by the plugin. */
+  id: string
+  company_id: number
+  url: string
+  description: string | null
+  /** Event types subscribed to, or `['*']` for every type. */
+  events: string[]
+  status: WebhookEndpointStatus
+  /** Set while `status` is `disabled`; null while enabled. */
+  disabled_reason: WebhookDisabledReason | null
+  /** The signing secret, sealed by the plugin (AES-256-GCM); opaque to the store. */
+  secret: string
+  /** During a rotation: the previous secret (sealed), still signing beside the new one until `previous_secret_expires_at`. */
+  previous_secret: string | null
+  previous_secret_expires_at: Date | null
+  /** When the first of the failures since the last success happened; null while healthy. */
+  failing_since: Date | null
+  created_at: Date
+  updated_at: Date
+}
+
+/** The fields `updateEndpoint` may change; a key that is absent is left alone. */
+export type WebhookEndpointChanges = Partial<
+  Pick<WebhookEndpointRecord, 'url' | 'description' | 'events' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
+>
+
+/**
+ * One event's delivery to one endpoint. Created `pending` when the event is recorded, for
+ * every enabled endpoint of the company subscribed to its type; `delivered` after a 2xx;
+ * `failed` once its retries are spent, its endpoint is disabled, or it is cut off.
+ */
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface WebhookDeliveryRecord {
+  id: number
+  endpoint_id: string
+  /** The event's `evt_…` id: the `webhook-id` of every attempt. */
+  event_id: string
+  event_type: string
+  status: WebhookDeliveryStatus
+  /** Attempts started so far (a claim counts as one). */
+  attempts: number
+  /** When the next attempt is due (pending), or null (delivered, failed). */
+  next_attempt_at: Date | null
+  created_at: Date
+  updated_at: Date
+}
+
+/** One HTTP attempt of a delivery, kept for the host's settings screen. */
+export interface WebhookAttemptRecord {
+  /** 1 for the first attempt of the delivery, and so on. */
+  number: number
+  attempted_at: Date
+  /** The receiver's status, or null if no response came (network error, timeout, refusal). */
+  status_code: number | null
+  duration_ms: number
+  /** The start of the response body (at most 2 KiB), or null. */
+  response_body: string | null
+  /** Why no usable response came (connection refused, timeout, private address…), or null. */
+  error: string | null
+  succeeded: boolean
+}
+
+export interface WebhookDeliveryWithAttempts extends WebhookDeliveryRecord {
+  /** Oldest first. */
+  attempts_made: WebhookAttemptRecord[]
+}
+
+/** A due delivery claimed by one dispatcher, with what it needs to send it. */
+export interface ClaimedDelivery {
+  delivery_id: number
+  /** Identifies this claim: `finishAttempt` acts only while the claim is still the delivery's. */
+  lease: string
+  /** The attempt this claim is (1-based). */
+  attempt: number
+  event: Pick<ChangeEvent, 'id' | 'type' | 'company_id' | 'payload'>
+  endpoint: WebhookEndpointRecord
+}
+
+/** What the next state of a delivery is after an attempt. */
+export type DeliveryNext = { status: 'delivered' } | { status: 'pending'; at: Date } | { status: 'failed' }
+
+export interface AttemptOutcome {
+  attempt: WebhookAttemptRecord
+  next: DeliveryNext
+}
+
+export interface DeliveryPage {
+  /** Newest first. */
+  deliveries: WebhookDeliveryWithAttempts[]
+  /** Whether older deliveries follow (pass the last id as `before`). */
+  has_more: boolean
+}
+
+/**
+ * Webhook endpoints, the event outbox and its deliveries — durable and shared by every app
+ * instance (Postgres) or process (a SQLite file).
+ *
+ * The plugin decides (ids, secrets, retry times, when to disable); the store keeps state and
+ * hands out due deliveries so that each goes to one dispatcher at a time. Events enter through
+ * `WriteTransaction.recordEvent` (the API's writes) or `publish` (the host's own transactions);
+ * both fan the event out to deliveries in the same transaction, so an event and its deliveries
+ * commit or roll back with the change.
+ *
+ * Every `Date` is the plugin's clock; stores never read the time.
+ */
+export interface WebhookStore {
+  createEndpoint(endpoint: WebhookEndpointRecord): Promise<void>
+  getEndpoint(id: string): Promise<WebhookEndpointRecord | null>
+  /** The company's endpoints, oldest first. */
+  listEndpoints(companyId: number): Promise<WebhookEndpointRecord[]>
+  /** Applies `changes` and sets `updated_at = now`. @returns the endpoint after the change, or null if there is none. */
+  updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date): Promise<WebhookEndpointRecord | null>
+  /**
+   * Enables a disabled endpoint: clears `disabled_reason` and `failing_since`.
+   * @returns false if there is no such endpoint or it was already enabled.
+   */
+  enableEndpoint(id: string, now: Date): Promise<boolean>
+  /**
+   * Disables an enabled endpoint and fails its pending deliveries, in one transaction.
+   * @returns false if there is no such endpoint or it was already disabled — so of two
+   *   instances disabling at once, exactly one learns it did.
+   */
+  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date): Promise<boolean>
+  /** Deletes the endpoint with its deliveries and attempts. @returns false if there was none. */
+  deleteEndpoint(id: string): Promise<boolean>
+
+  /**
+   * Records events inside a transaction the host opened for its own change, so they commit or
+   * roll back with it. `transaction` is the adapter's handle: a Kysely transaction (or `Kysely`
+   * instance, for autocommit) for the SQL adapters, a `WriteTransaction` for the memory adapter.
+   */
+  publish(transaction: unknown, events: readonly ChangeEvent[]): Promise<void>
+
+  /**
+   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, endpoint enabled),
+   * oldest due first, skipping rows another dispatcher is claiming. Each claim counts an
+   * attempt and moves `next_attempt_at` to `leaseUntil`, so a claim whose dispatcher died is
+   * due again then (at-least-once).
+   */
+  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>
+  /**
+   * Records the attempt and moves the delivery to `outcome.next`, and marks the endpoint
+   * healthy (a success clears `failing_since`) or failing (a failure sets it if unset), in
+   * one transaction.
+   * @returns false (recording nothing) if the claim is no longer the delivery's: its lease ran
+   *   out and another dispatcher took it, or the delivery was failed or deleted meanwhile.
+   */
+  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean>
+
+  /** An endpoint's deliveries, newest first, with their attempts; `before` is a delivery id (exclusive). */
+  listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage>
+  /**
+   * Makes the event's delivery to the endpoint due at `now` again, creating it if the event
+   * was recorded for the endpoint's company but never fanned out to it.
+   * @returns false if the event is unknown to the endpoint's company (or purged).
+   */
+  redeliver(endpointId: string, eventId: string, now: Date): Promise<boolean>
+  /** Makes every `failed` delivery of the endpoint created at or after `since` due at `now`. @returns how many. */
+  recover(endpointId: string, since: Date, now: Date): Promise<number>
+  /**
+   * Deletes up to `limit` finished deliveries (delivered or failed) last changed before
+   * `before`, with their attempts, and events older than `before` that no delivery needs.
+   * @returns how many deliveries and events were deleted (0: nothing left to purge).
+   */
+  purgeFinished(before: Date, limit: number): Promise<number>
+
+  /**
+   * Optional: calls `wake` soon after a transaction that created due deliveries commits,
+   * anywhere (Postgres: LISTEN/NOTIFY) or in this process. Without it the dispatcher polls.
+   * @returns a function that stops the subscription.
+   */
+  subscribeDue?(wake: () => void): Promise<() => Promise<void>>
+}

@@ -1,0 +1,252 @@
+import { performance } from 'node:perf_hooks'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../ports/clock.js'
+import type { ClaimedDelivery, DeliveryNext, WebhookAttemptRecord, WebhookDisabledReason, WebhookStore } from '../ports/webhook-store.js'
+import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js'
+import { RESPONSE_BODY_KEPT_BYTES } from './http-transport.js'
+import { nextAttemptAt, parseRetryAfter } from './retry.js'
+import type { SecretBox } from './secret-box.js'
+import { signWebhook } from './signature.js'
+import { endpointView, type WebhookEndpoint } from './webhook-manager.js'
+
+/** What the host hears when an endpoint is disabled by delivery: a 410 (`gone`) or failing for the auto-disable period (`failing`). */
+export interface EndpointDisabledNotice {
+  endpoint: WebhookEndpoint
+  reason: Extract<WebhookDisabledReason, 'gone' | 'failing'>
+}
+
+export interface DispatcherSettings {
+  store: WebhookStore
+  transport: WebhookTransport
+  box: SecretBox
+  clock: Clock
+  log: FastifyBaseLogger
+  /** Delays between attempts (ms); the delivery fails when they are spent. */
+  retrySchedule: readonly number[]
+  /** An endpoint whose deliveries have all failed for this long is disabled (ms). */
+  autoDisableAfterMs: number
+  /** An attempt without a 2xx within this is a failure (ms). */
+  timeoutMs: number
+  /** A claim not finished by then is due again (a dispatcher died mid-attempt) (ms). */
+  leaseMs: number
+  /** Deliveries claimed per query. */
+  batch: number
+  /** Attempts in flight at once, per dispatcher. */
+  concurrency: number
+  /** How often to look for due deliveries when nothing wakes the dispatcher (ms). */
+  pollIntervalMs: number
+  /** Delivered and failed deliveries are kept this long (ms). */
+  retentionMs: number
+  purgeIntervalMs: number
+  purgeBatch: number
+  /** How long `stop()` lets attempts in flight finish before abandoning them to their lease (ms). */
+  shutdownGraceMs: number
+  onEndpointDisabled?: (notice: EndpointDisabledNotice) => void | Promise<void>
+  /** Random source for retry jitter (tests pin it). */
+  random?: () => number
+}
+
+const USER_AGENT = 'fastify-workforce-api-webhooks/1'
+const MAX_ERROR_LENGTH = 500
+
+/**
+ * Delivers due webhook attempts: claims them from the store (each claim is one dispatcher's,
+ * for `leaseMs`), signs and sends them, and records each attempt with the delivery's next
+ * state. Woken by the store when an event commits, polling as the fallback. Several
+ * dispatchers (app instances) share one store; each attempt goes to one of them.
+ */
+export class WebhookDispatcher {
+  readonly #settings: DispatcherSettings
+  readonly #inFlight = new Set<Promise<void>>()
+  readonly #abort = new AbortController()
+  #running: Promise<void> | undefined
+  #stopped = false
+  #woken = false
+  #sleeper: (() => void) | undefined
+  #unsubscribe: (() => Promise<void>) | undefined
+  #purgeTimer: NodeJS.Timeout | undefined
+
+  constructor(settings: DispatcherSettings) {
+    this.#settings = settings
+  }
+
+  async start(): Promise<void> {
+    const { store, log } = this.#settings
+    if (store.subscribeDue !== undefined) {
+      try {
+        this.#unsubscribe = await store.subscribeDue(() => this.wake())
+      } catch (error) {
+        log.warn({ err: error }, 'workforce-api: webhook wake-ups unavailable; polling only')
+      }
+    }
+    this.#running = this.#loop()
+    this.#purgeTimer = setInterval(() => void this.#purge(), this.#settings.purgeIntervalMs)
+    this.#purgeTimer.unref()
+  }
+
+  /** Looks for due deliveries now (an event committed, or a delivery was made due). */
+  wake(): void {
+    this.#woken = true
+    this.#sleeper?.()
+  }
+
+  /** Stops claiming, lets attempts in flight finish for `shutdownGraceMs`, then aborts the rest (their leases run out and another dispatcher retries them). */
+  async stop(): Promise<void> {
+    if (this.#stopped) return
+    this.#stopped = true
+    clearInterval(this.#purgeTimer)
+    this.wake()
+    await this.#unsubscribe?.().catch(() => {})
+    await this.#running
+    const settled = Promise.allSettled([...this.#inFlight])
+    let grace: NodeJS.Timeout | undefined
+    await Promise.race([settled, new Promise((resolve) => (grace = setTimeout(resolve, this.#settings.shutdownGraceMs)))])
+    clearTimeout(grace)
+    this.#abort.abort()
+    await settled
+    await this.#settings.transport.close?.()
+  }
+
+  async #loop(): Promise<void> {
+    const { store, clock, log, batch, concurrency, leaseMs, pollIntervalMs } = this.#settings
+    while (!this.#stopped) {
+      const room = Math.min(batch, concurrency - this.#inFlight.size)
+      if (room <= 0) {
+        await Promise.race(this.#inFlight)
+        continue
+      }
+      this.#woken = false
+      let claims: ClaimedDelivery[] = []
+      try {
+        const now = clock.now()
+        claims = await store.claimDue(new Date(now), new Date(now + leaseMs), room)
+      } catch (error) {
+        log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
+      }
+      for (const claim of claims) {
+        const attempt = this.#attempt(claim).catch((error: unknown) =>
+          log.error({ err: error, deliveryId: claim.delivery_id }, 'workforce-api: webhook attempt could not be recorded; it is retried when its lease ends'),
+        )
+        this.#inFlight.add(attempt)
+        void attempt.finally(() => this.#inFlight.delete(attempt))
+      }
+      if (claims.length < room) await this.#sleep(pollIntervalMs)
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (this.#woken || this.#stopped) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#sleeper = () => {
+        this.#sleeper = undefined
+        done()
+      }
+    })
+  }
+
+  async #attempt(claim: ClaimedDelivery): Promise<void> {
+    const { store, transport, clock, timeoutMs, box } = this.#settings
+    const { endpoint, event } = claim
+    const started = clock.now()
+    const t0 = performance.now()
+    let response: WebhookResponse | undefined
+    let failure: string | undefined
+    try {
+      // Both secrets sign during a rotation's overlap, so receivers can switch at their pace.
+      const secrets = [box.open(endpoint.secret, endpoint.id)]
+      if (endpoint.previous_secret !== null && (endpoint.previous_secret_expires_at?.getTime() ?? 0) > started) {
+        secrets.push(box.open(endpoint.previous_secret, endpoint.id))
+      }
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        ...signWebhook(secrets, event.id, Math.floor(started / 1000), event.payload),
+      }
+      response = await transport.send({
+        url: endpoint.url,
+        headers,
+        body: event.payload,
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#abort.signal]),
+      })
+    } catch (error) {
+      if (this.#abort.signal.aborted) return // shutting down: the lease runs out and the attempt is made again
+      failure = describeFailure(error, timeoutMs)
+    }
+    const finished = clock.now()
+    const succeeded = response !== undefined && response.status >= 200 && response.status < 300
+    const attempt: WebhookAttemptRecord = {
+      number: claim.attempt,
+      attempted_at: new Date(started),
+      status_code: response?.status ?? null,
+      duration_ms: Math.round(performance.now() - t0),
+      response_body: response === undefined ? null : response.body.slice(0, RESPONSE_BODY_KEPT_BYTES),
+      error: failure ?? (response !== undefined && !succeeded ? statusProblem(response.status) : null),
+      succeeded,
+    }
+    const gone = response?.status === 410
+    const next = this.#next(claim, response, succeeded, gone, new Date(finished))
+    const recorded = await store.finishAttempt(claim, { attempt, next }, new Date(finished))
+    if (!recorded) {
+      this.#settings.log.debug({ deliveryId: claim.delivery_id }, 'workforce-api: webhook claim was taken over; attempt not recorded')
+      return
+    }
+    if (gone) return this.#disable(claim, 'gone', finished)
+    const failingSince = endpoint.failing_since?.getTime()
+    if (!succeeded && failingSince !== undefined && finished - failingSince >= this.#settings.autoDisableAfterMs) {
+      return this.#disable(claim, 'failing', finished)
+    }
+  }
+
+  #next(claim: ClaimedDelivery, response: WebhookResponse | undefined, succeeded: boolean, gone: boolean, now: Date): DeliveryNext {
+    if (succeeded) return { status: 'delivered' }
+    if (gone) return { status: 'failed' }
+    const honoured = response !== undefined && (response.status === 429 || response.status === 503) ? parseRetryAfter(response.retryAfter, now) : null
+    const at = nextAttemptAt(claim.attempt, now, this.#settings.retrySchedule, honoured, this.#settings.random)
+    return at === null ? { status: 'failed' } : { status: 'pending', at }
+  }
+
+  async #disable(claim: ClaimedDelivery, reason: 'gone' | 'failing', now: number): Promise<void> {
+    const { store, log, onEndpointDisabled } = this.#settings
+    // Of several dispatchers seeing the same failure, only the one whose disable took effect tells the host.
+    if (!(await store.disableEndpoint(claim.endpoint.id, reason, new Date(now)))) return
+    log.warn({ endpointId: claim.endpoint.id, companyId: claim.endpoint.company_id, reason }, 'workforce-api: webhook endpoint disabled')
+    if (onEndpointDisabled === undefined) return
+    const endpoint = (await store.getEndpoint(claim.endpoint.id)) ?? claim.endpoint
+    try {
+      await onEndpointDisabled({ endpoint: endpointView(endpoint), reason })
+    } catch (error) {
+      log.error({ err: error, endpointId: claim.endpoint.id }, 'workforce-api: onEndpointDisabled failed')
+    }
+  }
+
+  async #purge(): Promise<void> {
+    const { store, clock, retentionMs, purgeBatch, log } = this.#settings
+    try {
+      // Bounded per tick so a large backlog is purged over several ticks, never in one long burst.
+      for (let round = 0; round < 20 && !this.#stopped; round += 1) {
+        if ((await store.purgeFinished(new Date(clock.now() - retentionMs), purgeBatch)) < purgeBatch) return
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'workforce-api: could not purge finished webhook deliveries')
+    }
+  }
+}
+
+function statusProblem(status: number): string {
+  if (status >= 300 && status < 400) return `redirect (${status}) not followed: a redirect is a failure; point the endpoint at its final URL`
+  if (status === 410) return 'gone (410): the endpoint was disabled'
+  return `HTTP ${status}`
+}
+
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const err = error as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } }
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `timed out: no response within ${timeoutMs} ms`
+  const code = err?.code ?? err?.cause?.code
+  const message = err?.message ?? String(error)
+  return (code !== undefined && !message.includes(code) ? `${code}: ${message}` : message).slice(0, MAX_ERROR_LENGTH)
+}

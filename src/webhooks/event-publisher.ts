@@ -1,0 +1,55 @@
+import type { Clock } from '../ports/clock.js'
+import type { WebhookStore } from '../ports/webhook-store.js'
+import type { EventType } from './event-types.js'
+import { renderEvent, type EventInput } from './events.js'
+
+/** Why `events.publish` refused: the plugin has no webhook store (`unavailable`), or the input is wrong (`invalid_input`). */
+export class EventPublishError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'unavailable' | 'invalid_input',
+  ) {
+    super(message)
+    this.name = 'EventPublishError'
+  }
+}
+
+/**
+ * `app.workforceApi.events`: how a host announces changes it makes in its own screens
+ * (employees, projects, shifts, absences, expenses, the company, and users or to-dos changed
+ * outside the API), inside its own transaction, so the event commits or rolls back with the change.
+ *
+ * @example
+ * await db.transaction().execute(async (trx) => {
+ *   const shift = await moveShift(trx, shiftId, newStart)
+ *   await app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId, record: shift })
+ * })
+ */
+export class EventPublisher {
+  constructor(
+    private readonly store: WebhookStore | undefined,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Renders each event's `data` from `record` exactly as the resource's GET does (for a
+   * `*.deleted` event, pass the record as it was before the deletion) and records the events in
+   * `transaction`: a Kysely transaction for the SQL adapters, the `WriteTransaction` of
+   * `writes.transaction()` for the memory adapter.
+   * @returns the new events' ids (`evt_…`), in order
+   */
+  async publish<T extends EventType>(transaction: unknown, input: EventInput<T> | ReadonlyArray<EventInput<T>>): Promise<string[]> {
+    if (this.store === undefined) throw new EventPublishError('Publishing events needs a webhook store (the "webhooks" port)', 'unavailable')
+    if (transaction === null || typeof transaction !== 'object') throw new EventPublishError('publish needs the transaction of the change', 'invalid_input')
+    const now = new Date(this.clock.now())
+    const inputs: ReadonlyArray<EventInput<T>> = Array.isArray(input) ? input : [input as EventInput<T>]
+    let events
+    try {
+      events = inputs.map((one) => renderEvent(one, now))
+    } catch (error) {
+      throw new EventPublishError((error as Error).message, 'invalid_input')
+    }
+    await this.store.publish(transaction, events)
+    return events.map((event) => event.id)
+  }
+}

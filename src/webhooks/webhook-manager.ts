@@ -1,0 +1,275 @@
+import type { Clock } from '../ports/clock.js'
+import type {
+  DeliveryPage,
+  WebhookDisabledReason,
+  WebhookEndpointChanges,
+  WebhookEndpointRecord,
+  WebhookEndpointStatus,
+  WebhookStore,
+} from '../ports/webhook-store.js'
+import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
+import { EventSubscriptionError, normaliseSubscriptions } from './event-types.js'
+import { randomId } from './events.js'
+import type { SecretBox } from './secret-box.js'
+import { generateWebhookSecret } from './signature.js'
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
+export const MAX_URL_LENGTH = 2_048
+export const MAX_DESCRIPTION_LENGTH = 500
+export const DEFAULT_DELIVERY_PAGE = 20
+export const MAX_DELIVERY_PAGE = 100
+
+/** An endpoint as the host sees it: never its secret. */
+export interface WebhookEndpoint {
+  id: string
+  company_id: number
+  url: string
+  description: string | null
+  events: string[]
+  status: WebhookEndpointStatus
+  disabled_reason: WebhookDisabledReason | null
+  /** When the current run of failures began; null while deliveries succeed. */
+  failing_since: Date | null
+  created_at: Date
+  updated_at: Date
+}
+
+export function endpointView(record: WebhookEndpointRecord): WebhookEndpoint {
+  const { id, company_id, url, description, events, status, disabled_reason, failing_since, created_at, updated_at } = record
+  return { id, company_id, url, description, events, status, disabled_reason, failing_since, created_at, updated_at }
+}
+
+/**
+ * Why a webhook administration call was refused:
+ * - `not_found`: no endpoint (or event) with that id;
+ * - `invalid_input`: a bad company id, URL, destination, event list, description or date;
+ * - `unavailable`: the plugin has no webhook store, or no `webhookOptions.secretKey`.
+ */
+export class WebhookAdminError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'not_found' | 'invalid_input' | 'unavailable',
+  ) {
+    super(message)
+    this.name = 'WebhookAdminError'
+  }
+}
+
+export interface CreateEndpointInput {
+  companyId: number
+  url: string
+  /** Event types, or `['*']` for all. */
+  events: readonly string[]
+  description?: string | null
+}
+
+export interface UpdateEndpointInput {
+  url?: string
+  events?: readonly string[]
+  description?: string | null
+}
+
+interface ManagerDeps {
+  store: WebhookStore
+  box: SecretBox
+  clock: Clock
+  policy: DestinationPolicy
+  /** Tells this instance's dispatcher that deliveries became due (redeliver, recover, enable). */
+  wake: () => void
+}
+
+/**
+ * `app.workforceApi.webhooks`: the host's company-settings screens manage endpoints through it.
+ * Secrets are returned once (create, rotate) and stored sealed.
+ *
+ * @example
+ * const { endpoint, secret } = await app.workforceApi.webhooks.create({ companyId: 1, url: 'https://example.com/hooks', events: ['*'] })
+ */
+export class WebhookManager {
+  readonly #deps: ManagerDeps | undefined
+  readonly #missing: string
+
+  constructor(deps: ManagerDeps | undefined, missing = 'Webhooks need a webhook store (the "webhooks" port) and webhookOptions.secretKey') {
+    this.#deps = deps
+    this.#missing = missing
+  }
+
+  /** Creates an enabled endpoint. @returns it, and its signing secret: shown this once. */
+  async create(input: CreateEndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const { store, box, clock, policy } = this.#ready()
+    const companyId = checkCompany(input?.companyId)
+    const url = await checkUrl(input.url, policy)
+    const events = checkEvents(input.events)
+    const description = checkDescription(input.description ?? null)
+    const id = randomId('we_')
+    const secret = generateWebhookSecret()
+    const now = new Date(clock.now())
+    const record: WebhookEndpointRecord = {
+      id,
+      company_id: companyId,
+      url,
+      description,
+      events,
+      status: 'enabled',
+      disabled_reason: null,
+      secret: box.seal(secret, id),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
+    }
+    await store.createEndpoint(record)
+    return { endpoint: endpointView(record), secret }
+  }
+
+  /** The company's endpoints, oldest first. */
+  async list(companyId: number): Promise<WebhookEndpoint[]> {
+    const { store } = this.#ready()
+    return (await store.listEndpoints(checkCompany(companyId))).map(endpointView)
+  }
+
+  async get(id: string): Promise<WebhookEndpoint> {
+    return endpointView(await this.#endpoint(id))
+  }
+
+  /** Changes the URL (checked like at creation), the subscriptions or the description. */
+  async update(id: string, input: UpdateEndpointInput): Promise<WebhookEndpoint> {
+    const { store, clock, policy } = this.#ready()
+    await this.#endpoint(id)
+    const changes: WebhookEndpointChanges = {}
+    if (input?.url !== undefined) changes.url = await checkUrl(input.url, policy)
+    if (input?.events !== undefined) changes.events = checkEvents(input.events)
+    if (input?.description !== undefined) changes.description = checkDescription(input.description)
+    return endpointView(orNotFound(await store.updateEndpoint(id, changes, new Date(clock.now())), id))
+  }
+
+  /** Enables a disabled endpoint. Deliveries failed while it was disabled stay failed: `recover` sends them. */
+  async enable(id: string): Promise<WebhookEndpoint> {
+    const { store, clock } = this.#ready()
+    await this.#endpoint(id)
+    await store.enableEndpoint(id, new Date(clock.now()))
+    return this.get(id)
+  }
+
+  /** Disables an endpoint; its pending deliveries fail (and can be recovered after `enable`). */
+  async disable(id: string): Promise<WebhookEndpoint> {
+    const { store, clock } = this.#ready()
+    await this.#endpoint(id)
+    await store.disableEndpoint(id, 'manual', new Date(clock.now()))
+    return this.get(id)
+  }
+
+  /** Deletes the endpoint with its delivery history. */
+  async delete(id: string): Promise<void> {
+    const { store } = this.#ready()
+    if (!(await store.deleteEndpoint(checkId(id)))) throw notFound(id)
+  }
+
+  /**
+   * A new signing secret, returned once. The previous one keeps signing beside it for 24 hours
+   * (every delivery carries both signatures), so receivers can switch without losing any.
+   */
+  async rotateSecret(id: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const { store, box, clock } = this.#ready()
+    const current = await this.#endpoint(id)
+    const now = clock.now()
+    const secret = generateWebhookSecret()
+    const updated = await store.updateEndpoint(
+      id,
+      { secret: box.seal(secret, id), previous_secret: current.secret, previous_secret_expires_at: new Date(now + ROTATION_OVERLAP_MS) },
+      new Date(now),
+    )
+    return { endpoint: endpointView(orNotFound(updated, id)), secret }
+  }
+
+  /** The endpoint's deliveries with their attempts, newest first; pass the last `id` as `before` for the next page. */
+  async deliveries(id: string, page: { limit?: number; before?: number } = {}): Promise<DeliveryPage> {
+    const { store } = this.#ready()
+    await this.#endpoint(id)
+    const limit = page.limit ?? DEFAULT_DELIVERY_PAGE
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DELIVERY_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_DELIVERY_PAGE}`)
+    if (page.before !== undefined && !(Number.isSafeInteger(page.before) && page.before > 0)) throw invalid('before must be a delivery id')
+    return store.listDeliveries(id, { limit, ...(page.before === undefined ? {} : { before: page.before }) })
+  }
+
+  /** Sends the event to the endpoint again (same `webhook-id`), now. */
+  async redeliver(id: string, eventId: string): Promise<void> {
+    const deps = this.#ready()
+    await this.#endpoint(id)
+    if (typeof eventId !== 'string' || !/^evt_[a-z2-7]{24}$/.test(eventId)) throw invalid('eventId must be an evt_ id')
+    if (!(await deps.store.redeliver(id, eventId, new Date(deps.clock.now())))) {
+      throw new WebhookAdminError(`No event ${eventId} for the company of endpoint ${id} (unknown, or purged after the retention period)`, 'not_found')
+    }
+    deps.wake()
+  }
+
+  /** Sends again every delivery of the endpoint that failed, created at or after `since`. @returns how many. */
+  async recover(id: string, since: Date): Promise<{ count: number }> {
+    const deps = this.#ready()
+    await this.#endpoint(id)
+    if (!(since instanceof Date) || Number.isNaN(since.getTime())) throw invalid('since must be a valid Date')
+    const count = await deps.store.recover(id, since, new Date(deps.clock.now()))
+    if (count > 0) deps.wake()
+    return { count }
+  }
+
+  #ready(): ManagerDeps {
+    if (this.#deps === undefined) throw new WebhookAdminError(this.#missing, 'unavailable')
+    return this.#deps
+  }
+
+  async #endpoint(id: string): Promise<WebhookEndpointRecord> {
+    return orNotFound(await this.#ready().store.getEndpoint(checkId(id)), id)
+  }
+}
+
+function invalid(message: string): WebhookAdminError {
+  return new WebhookAdminError(message, 'invalid_input')
+}
+
+function notFound(id: string): WebhookAdminError {
+  return new WebhookAdminError(`No webhook endpoint with id ${id}`, 'not_found')
+}
+
+function orNotFound<T>(value: T | null, id: string): T {
+  if (value === null) throw notFound(id)
+  return value
+}
+
+function checkId(id: unknown): string {
+  if (typeof id !== 'string' || !/^we_[a-z2-7]{24}$/.test(id)) throw invalid(`${JSON.stringify(id)} is not a webhook endpoint id (we_…)`)
+  return id
+}
+
+function checkCompany(companyId: unknown): number {
+  if (!Number.isSafeInteger(companyId) || (companyId as number) < 1) throw invalid('companyId must be a positive integer')
+  return companyId as number
+}
+
+async function checkUrl(url: unknown, policy: DestinationPolicy): Promise<string> {
+  if (typeof url !== 'string' || url.length === 0 || url.length > MAX_URL_LENGTH) throw invalid(`url must be a string of 1 to ${MAX_URL_LENGTH} characters`)
+  try {
+    return (await checkDestination(url, policy)).href
+  } catch (error) {
+    if (error instanceof WebhookDestinationError) throw invalid(`url ${error.message}`)
+    throw error
+  }
+}
+
+function checkEvents(events: unknown): string[] {
+  if (!Array.isArray(events) || !events.every((event) => typeof event === 'string')) throw invalid('events must be an array of event types, or ["*"]')
+  try {
+    return [...normaliseSubscriptions(events)]
+  } catch (error) {
+    if (error instanceof EventSubscriptionError) throw invalid(error.message)
+    throw error
+  }
+}
+
+function checkDescription(description: unknown): string | null {
+  if (description === null) return null
+  if (typeof description !== 'string' || description.length > MAX_DESCRIPTION_LENGTH) throw invalid(`description must be a string of at most ${MAX_DESCRIPTION_LENGTH} characters, or null`)
+  return description
+}
