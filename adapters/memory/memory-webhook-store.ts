@@ -179,7 +179,7 @@ export class MemoryWebhookStore implements WebhookStore {
       if (endpoint === undefined || event === undefined || event.company_id !== endpoint.company_id) return false
       const row = this.deliveries.find((candidate) => candidate.endpoint_id === endpointId && candidate.event_id === eventId)
       if (row === undefined) this.#newDelivery(endpointId, event, now)
-      else Object.assign(row, { status: 'pending', next_attempt_at: now, lease: null, updated_at: now })
+      else Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
       return true
     })
   }
@@ -189,7 +189,7 @@ export class MemoryWebhookStore implements WebhookStore {
       let count = 0
       for (const row of this.deliveries) {
         if (row.endpoint_id !== endpointId || row.status !== 'failed' || row.created_at < since) continue
-        Object.assign(row, { status: 'pending', next_attempt_at: now, lease: null, updated_at: now })
+        Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
         count += 1
       }
       return count

@@ -6,9 +6,11 @@ import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
 import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
+import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
 import { createPostgresKysely, createPostgresPool, createPostgresRunner, PostgresGuard } from './postgres-database.js'
+import { PostgresDueSignal, webhookChannel } from './postgres-due-signal.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
 import { invalidationChannel, PostgresInvalidationFeed, postgresNotifier } from './postgres-invalidations.js'
 
@@ -100,6 +102,13 @@ export interface PostgresAdapter extends ReferenceAdapterPorts {
    * `modules`, and the plugin follows the feed on a connection of its own.
    */
   invalidations: PostgresInvalidationFeed
+  /**
+   * Webhook endpoints and deliveries. A transaction that makes deliveries due sends
+   * `pg_notify` on `wfa_webhooks[_<schema>]`; `subscribeDue` listens on a connection of its own,
+   * ended by `close`. A host records its own events with `publish(trx, events)`, `trx` being a
+   * Kysely transaction on this database (the `schema` is applied to it).
+   */
+  webhooks: SqlWebhookStore
   /** Kysely over our tables, schema-qualified when `schema` is set. */
   db: Kysely<any>
   pool: pg.Pool
@@ -111,11 +120,11 @@ export interface PostgresAdapter extends ReferenceAdapterPorts {
  * Kysely's Postgres advisory lock, in our own `wfa_migrations` table.
  *
  * @example
- * const { storage, keyStore, modules, writes, idempotency, close } = await openPostgresAdapter(
+ * const { storage, keyStore, modules, writes, idempotency, webhooks, close } = await openPostgresAdapter(
  *   { connectionString: process.env.DATABASE_URL! },
  *   { schema: 'workforce_api' },
  * )
- * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules, writes, idempotency })
+ * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules, writes, idempotency, webhooks })
  * app.addHook('onClose', close)
  */
 export async function openPostgresAdapter(connection: PostgresConnection, options: PostgresAdapterOptions = {}): Promise<PostgresAdapter> {
@@ -130,10 +139,16 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
   const unboundedGuard = new PostgresGuard(pool, { acquireTimeoutMs: settings.acquireTimeoutMs, queryTimeoutMs: 0 })
   const unboundedPlainDb = createPostgresKysely(unboundedGuard)
   const unboundedDb = schema === undefined ? unboundedPlainDb : unboundedPlainDb.withSchema(schema)
+  const clientConfig: pg.ClientConfig = owned
+    ? { connectionString: connection.connectionString }
+    : (pool as unknown as { options: pg.ClientConfig }).options
+  const due = new PostgresDueSignal(clientConfig, webhookChannel(schema))
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
+    // Listeners have connections of their own, outside the pool.
+    await due.close()
     guard.close()
     unboundedGuard.close()
     await plainDb.destroy()
@@ -152,10 +167,11 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     storage: new SqlStorage(db, createPostgresRunner(guard), postgresCodec),
     keyStore: new SqlKeyStore(db, postgresCodec, notify),
     modules: new SqlModuleRegistry(db, postgresCodec, notify),
-    invalidations: new PostgresInvalidationFeed(owned ? { connectionString: connection.connectionString } : (pool as unknown as { options: pg.ClientConfig }).options, channel),
+    invalidations: new PostgresInvalidationFeed(clientConfig, channel),
     // Transactions run concurrently on separate connections: lock what is read for update.
-    writes: new SqlWriteStorage(db, postgresCodec, { lockRows: true }),
+    writes: new SqlWriteStorage(db, postgresCodec, { lockRows: true, notifyDue: due.notify }),
     idempotency: new SqlIdempotencyStore(db, postgresCodec, { lockRows: true }),
+    webhooks: new SqlWebhookStore(db, postgresCodec, { lockRows: true, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake), schema }),
     db,
     pool,
     loadDataset: (dataset) => loadPostgresDataset(unboundedDb, unboundedPlainDb, dataset, schema),

@@ -170,6 +170,10 @@ export interface WorkforceTables {
     type: string
     resource_id: number
     occurred_at: DialectValue
+    /** `evt_…`; null only on events recorded before webhooks (migration 0005). */
+    event_id: string | null
+    /** The delivery body as sent; null only on events recorded before webhooks. */
+    payload: string | null
   }
   wfa_idempotency: {
     slot: string
@@ -183,5 +187,50 @@ export interface WorkforceTables {
     response_status: number | null
     response_headers: DialectValue
     response_body: string | null
+  }
+  wfa_webhook_endpoints: {
+    id: string
+    company_id: number
+    url: string
+    description: string | null
+    events: DialectValue
+    /** 'enabled' | 'disabled' */
+    status: string
+    /** 'manual' | 'gone' | 'failing', while disabled */
+    disabled_reason: string | null
+    secret: string
+    previous_secret: string | null
+    previous_secret_expires_at: DialectValue
+    failing_since: DialectValue
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_webhook_deliveries: {
+    id: number
+    endpoint_id: string
+    company_id: number
+    /** `wfa_change_events.id` */
+    change_event_id: number
+    event_id: string
+    event_type: string
+    /** 'pending' | 'delivered' | 'failed' */
+    status: string
+    attempts: number
+    next_attempt_at: DialectValue
+    /** The current claim's token, or null. */
+    lease: string | null
+    created_at: DialectValue
+    updated_at: DialectValue
+  }
+  wfa_webhook_attempts: {
+    id: number
+    delivery_id: number
+    number: number
+    attempted_at: DialectValue
+    status_code: number | null
+    duration_ms: number
+    response_body: string | null
+    error: string | null
+    succeeded: DialectValue
   }
 }

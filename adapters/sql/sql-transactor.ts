@@ -1,3 +1,4 @@
+import type { DueNotifier } from './due-signal.js'
 import type { QueryDb } from './prepared.js'
 
 /**
@@ -17,6 +18,12 @@ export interface SqlWriteOptions {
    * Default false.
    */
   lockRows?: boolean
+  /**
+   * Wakes webhook dispatchers when a transaction that made deliveries due commits: called
+   * inside it (Postgres: `pg_notify`; SQLite: a wake once the dialect's transactor commits).
+   * Default: none, and dispatchers find due deliveries by polling.
+   */
+  notifyDue?: DueNotifier
 }
 
 /** The dialect's transactor from `options`, or else Kysely's own transactions on `db`. */

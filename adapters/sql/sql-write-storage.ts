@@ -15,6 +15,7 @@ import { completeIdempotencySlot } from './idempotency-slot.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
 import { todoQuery, userQuery } from './resource-queries.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
+import { recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
 
 /**
  * Whether `error` is a unique-constraint violation: Postgres SQLSTATE 23505, or better-sqlite3's
@@ -49,6 +50,7 @@ interface WriteStatements {
 export class SqlWriteStorage implements WriteStorage {
   readonly #transact: SqlTransactor
   readonly #statements: WriteStatements
+  readonly #outbox: SqlOutboxOptions
 
   constructor(
     db: QueryDb,
@@ -56,6 +58,7 @@ export class SqlWriteStorage implements WriteStorage {
     options: SqlWriteOptions = {},
   ) {
     this.#transact = sqlTransactor(db, options)
+    this.#outbox = { lockRows: options.lockRows ?? false, ...(options.notifyDue === undefined ? {} : { notify: options.notifyDue }) }
     const todo = todoQuery.select(todoQuery.from(db)).where(todoQuery.id, '=', param('id'))
     // Compiled against `db`, so a schema set with `withSchema` is part of the SQL.
     this.#statements = {
@@ -65,7 +68,7 @@ export class SqlWriteStorage implements WriteStorage {
   }
 
   transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T> {
-    return this.#transact((trx) => work(new SqlWriteTransaction(trx, this.codec, this.#statements)))
+    return this.#transact((trx) => work(new SqlWriteTransaction(trx, this.codec, this.#statements, this.#outbox)))
   }
 }
 
@@ -74,6 +77,7 @@ class SqlWriteTransaction implements WriteTransaction {
     private readonly trx: QueryDb,
     private readonly codec: SqlCodec,
     private readonly statements: WriteStatements,
+    private readonly outbox: SqlOutboxOptions,
   ) {}
 
   async findUserIdByEmail(emailLower: string): Promise<number | null> {
@@ -254,15 +258,7 @@ class SqlWriteTransaction implements WriteTransaction {
   }
 
   async recordEvent(event: ChangeEvent): Promise<void> {
-    await this.trx
-      .insertInto('wfa_change_events')
-      .values({
-        company_id: event.company_id,
-        type: event.type,
-        resource_id: event.resource_id,
-        occurred_at: this.codec.instant(event.occurred_at),
-      })
-      .execute()
+    await recordOutboxEvents(this.trx, this.codec, [event], this.outbox)
   }
 
   completeIdempotency(slot: string, token: string, response: StoredResponse, now: Date): Promise<boolean> {

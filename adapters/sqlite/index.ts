@@ -7,8 +7,11 @@ import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
 import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
+import type { SqlTransactor } from '../sql/sql-transactor.js'
+import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
+import { SqliteDueSignal } from './sqlite-due-signal.js'
 import {
   createSqliteKysely,
   createSqliteRunner,
@@ -57,7 +60,21 @@ export interface SqliteAdapterOptions {
  */
 export interface SqliteAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
+  webhooks: SqlWebhookStore
   db: Kysely<any>
+  /**
+   * Runs `work` in a write transaction on the adapter's connection, the way the ports do
+   * (`BEGIN IMMEDIATE`, one at a time, reads held back): the transaction for a host's own
+   * changes whose events it records with `webhooks.publish(trx, events)`. Their deliveries wake
+   * this process's dispatcher once it commits.
+   *
+   * @example
+   * await adapter.transaction(async (trx) => {
+   *   await trx.updateTable('shifts').set({ status: 'approved' }).where('id', '=', shiftId).execute()
+   *   await adapter.webhooks.publish(trx, [event])
+   * })
+   */
+  transaction: SqlTransactor
   database: SqliteDatabase
   /** The read workers, when expensive reads run off the event loop (`readWorkers` > 0). */
   readPool: SqliteReadPool | undefined
@@ -67,8 +84,8 @@ export interface SqliteAdapter extends ReferenceAdapterPorts {
  * Opens the SQLite reference adapter.
  *
  * @example
- * const { storage, keyStore, modules, writes, idempotency } = await openSqliteAdapter({ filename: 'workforce.db' })
- * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules, writes, idempotency })
+ * const { storage, keyStore, modules, writes, idempotency, webhooks } = await openSqliteAdapter({ filename: 'workforce.db' })
+ * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules, writes, idempotency, webhooks })
  */
 export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<SqliteAdapter> {
   if ((options.filename === undefined) === (options.database === undefined)) {
@@ -87,19 +104,24 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
   if (options.migrate ?? true) await migrateToLatest(db, sqliteColumnTypes)
   // One read-write connection: the gate keeps write transactions apart and reads out of them.
   const gate = new TransactionGate()
-  const transact = createSqliteTransactor(db, database, gate)
+  // Every write transaction, so that any of them that makes deliveries due wakes the dispatcher at commit.
+  const due = new SqliteDueSignal(database)
+  const transact = due.transactor(createSqliteTransactor(db, database, gate))
   const pool = offLoop?.pool
   return {
     storage: new SqlStorage(db, createSqliteRunner(database, gate, offLoop), sqliteCodec),
     keyStore: new SqlKeyStore(db, sqliteCodec),
     modules: new SqlModuleRegistry(db, sqliteCodec),
-    writes: new SqlWriteStorage(db, sqliteCodec, { transact }),
+    writes: new SqlWriteStorage(db, sqliteCodec, { transact, notifyDue: due.notify }),
     idempotency: new SqlIdempotencyStore(db, sqliteCodec, { transact }),
+    webhooks: new SqlWebhookStore(db, sqliteCodec, { transact, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake) }),
     db,
+    transaction: transact,
     database,
     readPool: pool,
     loadDataset: (dataset) => gate.exclusive(() => loadDataset(db, sqliteCodec, dataset)),
     async close() {
+      await due.close()
       // Workers first: a read still running fails with StorageUnavailable rather than outlive the adapter.
       await pool?.close()
       if (owned) database.close()

@@ -2,6 +2,7 @@ import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { KeyStore } from '../ports/key-store.js'
 import type { ModuleRegistry } from '../ports/module-registry.js'
 import type { Storage } from '../ports/storage.js'
+import type { WebhookStore } from '../ports/webhook-store.js'
 import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../ports/dataset.js'
 import { createExpectedAnswers, type ExpectedAnswers } from './expected.js'
@@ -34,6 +35,13 @@ export interface ConformanceContext {
   idempotency(): IdempotencyStore
   /** The committed change events, through the subject's `readEvents` hook; fails if `supports.events` lies. */
   readEvents(): Promise<ChangeEvent[]>
+  /** The subject's webhook store; fails with an explanation if `supports.webhooks` lies. */
+  webhooks(): WebhookStore
+  /**
+   * Runs `work` in a host transaction (the subject's `hostTransaction`, else `writes.transaction`
+   * with the `WriteTransaction` as the handle): commits if it resolves, rolls back if it throws.
+   */
+  hostTransaction<T>(work: (handle: unknown) => Promise<T>): Promise<T>
 }
 
 export function createContext(options: {
@@ -93,6 +101,23 @@ export function createContext(options: {
         )
       }
       return current.readEvents()
+    },
+    webhooks() {
+      const { webhooks } = subject()
+      if (webhooks === undefined) {
+        throw new Error(
+          `${name}: supports.webhooks is true (the default when writes are supported) but create() returned no webhooks; provide a WebhookStore or declare supports: { webhooks: false }`,
+        )
+      }
+      return webhooks
+    },
+    hostTransaction(work) {
+      const current = subject()
+      if (current.hostTransaction !== undefined) return current.hostTransaction(work)
+      if (current.writes === undefined) {
+        throw new Error(`${name}: the webhook groups need writes or a hostTransaction hook to publish events in a transaction`)
+      }
+      return current.writes.transaction((tx) => work(tx))
     },
   }
 }

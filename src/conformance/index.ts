@@ -19,12 +19,14 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  * identical responses.
  *
  * Optional capabilities are declared in `supports` (all default to `true`; `touchLastUsed`
- * and `events` to the value of `keyStore` and `writes`): a group whose capability is `false` is
- * not registered; one declared `true` that the subject lacks fails.
+ * to the value of `keyStore`, `events` and `webhooks` to that of `writes`): a group whose
+ * capability is `false` is not registered; one declared `true` that the subject lacks fails.
  * Failures name the call and show expected and actual values side by side.
  *
- * The write groups (`writes`, `idempotency`, `events`) change the subject's data; each test
- * still gets a fresh subject, so they never leak into the read groups.
+ * The write groups (`writes`, `idempotency`, `events`, `webhooks`) change the subject's data;
+ * each test still gets a fresh subject, so they never leak into the read groups. The webhook
+ * groups publish in a host transaction through the optional `hostTransaction` hook (see
+ * `ConformanceSubject`).
  *
  * @example
  * // test/storage.conformance.test.ts, in the host application
@@ -41,8 +43,11 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  *       modules: adapter.modules,
  *       writes: adapter.writes,
  *       idempotency: adapter.idempotency,
+ *       webhooks: adapter.webhooks,
  *       // The port only writes events; let the suite read the committed ones back.
  *       readEvents: () => adapter.changeEventsInIdOrder(),
+ *       // Where webhooks.publish takes a transaction of the host's own.
+ *       hostTransaction: (work) => adapter.db.transaction().execute(work),
  *       loadDataset: (dataset) => adapter.importDataset(dataset),
  *       close: () => adapter.close(),
  *     }

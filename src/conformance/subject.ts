@@ -18,6 +18,18 @@ export interface ConformanceSubject extends Pick<WorkforcePorts, 'storage'>, Par
    */
   readEvents?(): Promise<ChangeEvent[]>
   /**
+   * Test hook, optional: runs `work` in a transaction of the host's own and commits it if
+   * `work` resolves, rolls it back if it throws; `handle` is what the adapter's
+   * `WebhookStore.publish` takes (for the SQL adapters a Kysely transaction). The webhook
+   * groups publish through it to check that events commit and roll back with the host's change.
+   * Without it they publish inside `writes.transaction`, passing the `WriteTransaction` as the
+   * handle (what the memory adapter's `publish` takes).
+   *
+   * @example
+   * hostTransaction: (work) => adapter.db.transaction().execute(work)
+   */
+  hostTransaction?<T>(work: (handle: unknown) => Promise<T>): Promise<T>
+  /**
    * Fixture-loading hook: stores `dataset` (companies, people, memberships, every resource
    * with its private columns, to-do lists, module rows) with its ids unchanged. Called once per
    * test on a freshly created, empty subject, with a copy the subject may keep or mutate.
@@ -45,6 +57,11 @@ export interface ConformanceSupports {
   idempotency?: boolean
   /** The subject provides `readEvents()`. Default: the value of `writes` (events are recorded by writes). */
   events?: boolean
+  /**
+   * The subject provides a `WebhookStore` (`webhooks`) whose outbox `writes` feed. Default: the
+   * value of `writes` (deliveries are fanned out from recorded events).
+   */
+  webhooks?: boolean
 }
 
 export interface ConformanceOptions {
@@ -68,11 +85,15 @@ export function resolveSupports(supports: ConformanceSupports = {}): Required<Co
     writes,
     idempotency: supports.idempotency ?? true,
     events: writes && (supports.events ?? true),
+    webhooks: writes && (supports.webhooks ?? true),
   }
 }
 
-/** Flags that only make sense with another one: `touchLastUsed` is a key-store method, events are recorded by writes. */
-const DEPENDS_ON: Partial<Record<Capability, Capability>> = { touchLastUsed: 'keyStore', events: 'writes' }
+/**
+ * Flags that only make sense with another one: `touchLastUsed` is a key-store method, events
+ * are recorded by writes, and so are the events that webhooks deliver.
+ */
+const DEPENDS_ON: Partial<Record<Capability, Capability>> = { touchLastUsed: 'keyStore', events: 'writes', webhooks: 'writes' }
 
 /** Fails at suite definition, naming the option, instead of in every test. */
 export function checkConformanceOptions(options: ConformanceOptions): void {
@@ -85,7 +106,7 @@ export function checkConformanceOptions(options: ConformanceOptions): void {
   if (typeof options.create !== 'function') {
     throw new TypeError('describeStorageConformance: option "create" must be a function returning a new subject')
   }
-  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules', 'writes', 'idempotency', 'events']
+  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules', 'writes', 'idempotency', 'events', 'webhooks']
   const supports: Record<string, unknown> = { ...options.supports }
   for (const [flag, value] of Object.entries(supports)) {
     if (!known.includes(flag)) {

@@ -24,6 +24,8 @@ describePostgres('postgres conformance', () => {
       return {
         ...portsOf(adapter),
         readEvents: () => readChangeEvents(adapter),
+        // A host's own Kysely transaction on the database: publish applies the schema to it.
+        hostTransaction: (work) => adapter.db.transaction().execute(work),
         loadDataset: adapter.loadDataset,
         async close() {
           await adapter.close()

@@ -79,10 +79,12 @@ export function useTestDatabase(): { readonly current: TestDatabase } {
 export async function readChangeEvents(adapter: PostgresAdapter): Promise<ChangeEvent[]> {
   const rows = await adapter.db.selectFrom('wfa_change_events').selectAll().orderBy('id').execute()
   return rows.map((row) => ({
+    id: row.event_id as string,
     company_id: c.readInt(row.company_id),
     type: row.type as string,
     resource_id: c.readInt(row.resource_id),
     occurred_at: c.readInstant(row.occurred_at),
+    payload: row.payload as string,
   }))
 }
 

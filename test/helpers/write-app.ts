@@ -63,10 +63,12 @@ async function openSqlite(): Promise<OpenedWriteAdapter> {
     async events() {
       const rows = await adapter.db.selectFrom('wfa_change_events').selectAll().orderBy('id').execute()
       return rows.map((row) => ({
+        id: row.event_id as string,
         company_id: c.readInt(row.company_id),
         type: row.type as string,
         resource_id: c.readInt(row.resource_id),
         occurred_at: c.readInstant(row.occurred_at),
+        payload: row.payload as string,
       }))
     },
     async idempotencyRecords() {
@@ -267,6 +269,7 @@ export async function buildWriteApp(options: BuildWriteOptions = {}): Promise<Wr
       modules: adapter.modules,
       writes,
       idempotency: adapter.idempotency,
+      webhooks: adapter.webhooks,
       clock,
       ...options.options,
     })

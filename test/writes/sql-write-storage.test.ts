@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { SqliteAdapter } from '../../adapters/sqlite/index.js'
 import { sqliteColumnTypes } from '../../adapters/sqlite/sqlite-codec.js'
 import { createMigrations } from '../../adapters/sql/migrations.js'
-import { WriteConflict } from '../../src/ports/write-storage.js'
+import { WriteConflict, type ChangeEvent } from '../../src/ports/write-storage.js'
 import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { SQLITE_TARGETS, type OpenedSqlite } from '../helpers/sqlite-targets.js'
@@ -24,13 +24,19 @@ function signal() {
 
 const tick = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** A change event as the plugin records it: its id and payload derived from `label`. */
+function event(label: string, fields: Omit<ChangeEvent, 'id' | 'payload'>): ChangeEvent {
+  const id = `evt_${hex64(label).slice(0, 24)}`
+  return { id, ...fields, payload: JSON.stringify({ id, type: fields.type, created_at: fields.occurred_at.toISOString(), company_id: fields.company_id, data: { label } }) }
+}
+
 describe('migration 0003 on a database written before it', () => {
   it('keeps every membership, accepted, without invited data; down removes the columns again', async () => {
     const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) })
     try {
       const migrations = createMigrations(sqliteColumnTypes)
       const names = Object.keys(migrations)
-      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits'])
+      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits', '2026_11_23_0005_webhooks'])
       const [initial, writes, invitations] = names.map((name) => migrations[name]) as [(typeof migrations)[string], (typeof migrations)[string], (typeof migrations)[string]]
       await initial.up(db)
       await writes.up(db)
@@ -52,6 +58,38 @@ describe('migration 0003 on a database written before it', () => {
       ])
       await invitations.down?.(db)
       expect(await db.selectFrom('wfa_memberships').selectAll().execute()).toEqual([{ company_id: 1, user_id: 7, role_ids: '[3]', created_at: 1, updated_at: 2 }])
+    } finally {
+      await db.destroy()
+    }
+  })
+})
+
+describe('migration 0005 on a database written before it', () => {
+  it('keeps every change event, without an event id or payload; down removes the columns and the webhook tables again', async () => {
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) })
+    try {
+      const migrations = createMigrations(sqliteColumnTypes)
+      const webhooks = migrations['2026_11_23_0005_webhooks']
+      for (const [name, migration] of Object.entries(migrations)) if (name < '2026_11_23_0005') await migration.up(db)
+      await db.insertInto('wfa_change_events').values({ company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: 5 }).execute()
+      await webhooks?.up(db)
+      expect(await db.selectFrom('wfa_change_events').selectAll().execute()).toEqual([
+        { id: 1, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: 5, event_id: null, payload: null },
+      ])
+      // Older rows keep null ids; new ones are unique.
+      await db.insertInto('wfa_change_events').values({ company_id: 1, type: 'todos.created', resource_id: 8, occurred_at: 6 }).execute()
+      await db.insertInto('wfa_change_events').values({ company_id: 1, type: 'todos.created', resource_id: 9, occurred_at: 7, event_id: 'evt_a', payload: '{}' }).execute()
+      await expect(
+        db.insertInto('wfa_change_events').values({ company_id: 1, type: 'todos.created', resource_id: 9, occurred_at: 7, event_id: 'evt_a', payload: '{}' }).execute(),
+      ).rejects.toThrow(/UNIQUE/)
+      await webhooks?.down?.(db)
+      expect(await db.selectFrom('wfa_change_events').selectAll().orderBy('id').execute()).toEqual([
+        { id: 1, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: 5 },
+        { id: 2, company_id: 1, type: 'todos.created', resource_id: 8, occurred_at: 6 },
+        { id: 3, company_id: 1, type: 'todos.created', resource_id: 9, occurred_at: 7 },
+      ])
+      const tables = await db.selectFrom('sqlite_master').select('name').where('name', 'like', 'wfa_webhook%').execute()
+      expect(tables).toEqual([])
     } finally {
       await db.destroy()
     }
@@ -82,7 +120,13 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
 
   it('records migration 0003 (invitations) after 0002', async () => {
     const rows = await adapter.db.selectFrom('wfa_migrations').select('name').orderBy('name').execute()
-    expect(rows.map((row) => row.name)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits'])
+    expect(rows.map((row) => row.name)).toEqual([
+      '2026_11_21_0001_initial',
+      '2026_11_22_0002_writes',
+      '2026_11_23_0003_invitations',
+      '2026_11_23_0004_key_rate_limits',
+      '2026_11_23_0005_webhooks',
+    ])
   })
 
   it('stores a pending membership with what the company sent, and forgets it on acceptance', async () => {
@@ -272,14 +316,16 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
   })
 
   it('records change events in order, in wfa_change_events', async () => {
+    const first = event('first', { company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW })
+    const second = event('second', { company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1) })
     await adapter.writes.transaction(async (tx) => {
-      await tx.recordEvent({ company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW })
-      await tx.recordEvent({ company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1) })
+      await tx.recordEvent(first)
+      await tx.recordEvent(second)
     })
     const rows = await adapter.db.selectFrom('wfa_change_events').selectAll().orderBy('id').execute()
     expect(rows).toEqual([
-      { id: 1, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW.getTime() },
-      { id: 2, company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1).getTime() },
+      { id: 1, event_id: first.id, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW.getTime(), payload: first.payload },
+      { id: 2, event_id: second.id, company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1).getTime(), payload: second.payload },
     ])
   })
 
@@ -321,7 +367,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       await tx.setUserActive(seed.shared.id, false, NOW)
       await tx.insertTodo(1, timedTodo(seed.listOf1.id, id), NOW)
       await tx.updateTodo(1, seed.todoOf1.id, { title: 'changed' }, NOW)
-      await tx.recordEvent({ company_id: 1, type: 'users.created', resource_id: id, occurred_at: NOW })
+      await tx.recordEvent(event('rolled back', { company_id: 1, type: 'users.created', resource_id: id, occurred_at: NOW }))
       expect(await tx.completeIdempotency(slot, 'token-1', { status: 201, headers: {}, body: '{}' }, NOW)).toBe(true)
       throw failure
     })

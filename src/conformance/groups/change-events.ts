@@ -1,7 +1,8 @@
 import { expect, it } from 'vitest'
 import type { ChangeEvent } from '../../ports/write-storage.js'
 import type { ConformanceGroup } from '../group.js'
-import { WRITE_NOW, afterNow } from '../write-facts.js'
+import { changeEvent } from '../webhook-facts.js'
+import { WRITE_NOW } from '../write-facts.js'
 import { DeliberateRollback, outcomeOf } from '../write-outcomes.js'
 import { typed } from './value-fidelity.js'
 
@@ -9,7 +10,8 @@ import { typed } from './value-fidelity.js'
 function typedEvents(events: readonly ChangeEvent[]): string[] {
   return events.map(
     (event) =>
-      `company_id ${typed(event.company_id)}, type ${typed(event.type)}, resource_id ${typed(event.resource_id)}, occurred_at ${typed(event.occurred_at)}`,
+      `id ${typed(event.id)}, company_id ${typed(event.company_id)}, type ${typed(event.type)}, resource_id ${typed(event.resource_id)}, ` +
+      `occurred_at ${typed(event.occurred_at)}, payload ${typed(event.payload)}`,
   )
 }
 
@@ -25,9 +27,9 @@ export const changeEvents: ConformanceGroup = {
     it('events recorded in committed transactions are kept exactly, in the order recorded', async () => {
       const before = await ctx.readEvents()
       const recorded: ChangeEvent[] = [
-        { company_id: 1, type: 'todos.created', resource_id: ctx.edges.unicodeTodo, occurred_at: WRITE_NOW },
-        { company_id: 2, type: 'users.updated', resource_id: 4_294_967_297, occurred_at: afterNow(1) },
-        { company_id: 1, type: 'todos.updated', resource_id: ctx.edges.unicodeTodo, occurred_at: afterNow(-1_000) },
+        changeEvent('kept 1', 1, 'todos.created', ctx.edges.unicodeTodo, 0),
+        changeEvent('kept 2', 2, 'users.updated', 4_294_967_297, 1),
+        changeEvent('kept 3', 1, 'todos.updated', ctx.edges.unicodeTodo, -1_000),
       ]
       const [first, second, third] = recorded as [ChangeEvent, ChangeEvent, ChangeEvent]
       await ctx.writes().transaction(async (tx) => {
@@ -47,7 +49,7 @@ export const changeEvents: ConformanceGroup = {
       const outcome = await outcomeOf(
         ctx.writes().transaction(async (tx) => {
           await tx.updateTodo(1, id, { title: 'Never committed' }, WRITE_NOW)
-          await tx.recordEvent({ company_id: 1, type: 'todos.updated', resource_id: id, occurred_at: WRITE_NOW })
+          await tx.recordEvent(changeEvent('rolled back', 1, 'todos.updated', id))
           throw new DeliberateRollback()
         }),
       )
@@ -55,7 +57,7 @@ export const changeEvents: ConformanceGroup = {
       expect(await ctx.readEvents(), 'readEvents() after the rollback').toEqual(before)
       expect(await ctx.storage().todos.get(1, id), `todos.get(1, ${id}) after the rollback`).toEqual(original)
 
-      const kept: ChangeEvent = { company_id: 1, type: 'todos.updated', resource_id: id, occurred_at: afterNow(1_000) }
+      const kept = changeEvent('kept after the rollback', 1, 'todos.updated', id, 1_000)
       await ctx.writes().transaction((tx) => tx.recordEvent(kept))
       expect(await ctx.readEvents(), 'readEvents() after a committed transaction that follows').toEqual([...before, kept])
     })

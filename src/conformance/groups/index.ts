@@ -15,6 +15,8 @@ import { tenantIsolation } from './tenant-isolation.js'
 import { todoDueWindows } from './todo-due-windows.js'
 import { updatedSinceFilter } from './updated-since.js'
 import { valueFidelity } from './value-fidelity.js'
+import { webhookDeliveries } from './webhook-deliveries.js'
+import { webhookOutbox } from './webhook-outbox.js'
 import { writesGroup } from './writes.js'
 
 /**
@@ -39,5 +41,7 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   pendingMemberships,
   changeEvents,
   idempotencyGroup,
+  webhookOutbox,
+  webhookDeliveries,
   httpParity,
 ]
