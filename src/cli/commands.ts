@@ -6,23 +6,35 @@ import { workforceApi } from '../plugin.js'
 import { systemClock } from '../ports/clock.js'
 import { portsOf } from '../ports/index.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
+import { WorkforceOptionError } from '../errors.js'
+import type { WebhookOptions } from '../options.js'
 import { generateDataset, SEED_COMPANIES } from '../seed/generate.js'
 import { parseInstant } from '../time/calendar.js'
 import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
 import { hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
+import { parseRetrySchedule } from '../webhooks/retry.js'
 import { booleanFlag, durationFlag, parseFlags, positiveInteger, required } from './flags.js'
 import { CliError, describeDb, openAdapter, type CliAdapter } from './open-adapter.js'
+import { resolveWebhookKey, WEBHOOK_KEY_HOW_TO_SET } from './webhook-key.js'
 
 /** Where a command writes: human lines, then (with --json) one JSON object as the last line. */
 export interface CliOutput {
   line(text: string): void
   json(value: unknown): void
+  /** A notice for the operator, kept off stdout so scripts that read stdout never see it. Default: stderr. */
+  note?(text: string): void
 }
 
-const DB_FLAG = { db: { type: 'string' } } as const
-const JSON_FLAG = { json: { type: 'boolean' } } as const
+export const DB_FLAG = { db: { type: 'string' } } as const
+export const JSON_FLAG = { json: { type: 'boolean' } } as const
 
-async function withAdapter<T>(db: string, run: (adapter: CliAdapter) => Promise<T>): Promise<T> {
+/** Writes `text` through `out.note`, or to stderr. */
+export function noteTo(out: CliOutput, text: string): void {
+  if (out.note === undefined) process.stderr.write(`workforce-api: ${text}\n`)
+  else out.note(text)
+}
+
+export async function withAdapter<T>(db: string, run: (adapter: CliAdapter) => Promise<T>): Promise<T> {
   const adapter = await openAdapter(db)
   try {
     return await run(adapter)
@@ -154,7 +166,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   const usage =
     'workforce-api serve --db <file|postgres-url> [--port N] [--host H] [--redis URL] [--rate-limit 600] [--rate-limit-window 60s] ' +
     '[--request-timeout 30s] [--headers-timeout 10s] [--keep-alive-timeout 5s] [--socket-timeout 60s] [--max-connections 1000] ' +
-    '[--shutdown-timeout 10s]'
+    '[--shutdown-timeout 10s] [--allow-private-webhooks] [--webhook-retry-schedule 5s,5m,30m,2h,5h,10h,10h] [--no-dispatcher]'
   const flags = parseFlags(
     args,
     {
@@ -170,6 +182,9 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       'rate-limit': { type: 'string' },
       'rate-limit-window': { type: 'string' },
       'shutdown-timeout': { type: 'string' },
+      'allow-private-webhooks': { type: 'boolean' },
+      'webhook-retry-schedule': { type: 'string' },
+      'no-dispatcher': { type: 'boolean' },
     },
     usage,
   )
@@ -191,6 +206,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
     ...(flags.redis === undefined ? {} : { redis: flags.redis }),
   }
   const shutdownMs = flags['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : durationFlag(flags['shutdown-timeout'], 'shutdown-timeout')
+  const webhookOptions = serveWebhookOptions(db, flags, out)
   const adapter = await openAdapter(db)
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, ...workforceServerOptions(limits) })
   try {
@@ -203,11 +219,14 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       prefix: '/api/public',
       ...portsOf(adapter),
       rateLimit,
+      webhookOptions,
     })
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {
     await app.close()
     await adapter.close()
+    // An option the plugin refuses (a retry schedule too long, say) is the operator's to fix.
+    if (error instanceof WorkforceOptionError) throw new CliError(error.message, 2)
     throw error
   }
   const address = app.server.address()
@@ -215,6 +234,9 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   const host = flags.host ?? DEFAULT_HOST
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
   out.line(`workforce-api listening on ${url} (API at ${url}/api/public/v1)`)
+  if (webhookOptions.secretKey !== undefined && adapter.webhooks !== undefined) {
+    out.line(webhookOptions.dispatcher ? 'webhooks: this instance delivers events' : 'webhooks: not delivered by this instance (--no-dispatcher)')
+  }
   return {
     url,
     // Graceful: stop accepting, let in-flight requests finish (closing idle connections at
@@ -229,5 +251,35 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
         await adapter.close()
       }
     },
+  }
+}
+
+/**
+ * `serve`'s webhook settings. The secret key is resolved as `webhooks` commands resolve it, so
+ * this instance opens the secrets they sealed. A Postgres database without
+ * `WORKFORCE_WEBHOOK_KEY` still serves the API (events are recorded, not delivered): webhooks
+ * are optional, and `serve` on Postgres ran without a key before they existed.
+ */
+function serveWebhookOptions(
+  db: string,
+  flags: { 'allow-private-webhooks'?: boolean; 'webhook-retry-schedule'?: string; 'no-dispatcher'?: boolean },
+  out: CliOutput,
+): WebhookOptions & { dispatcher: boolean } {
+  let retrySchedule: number[] | undefined
+  if (flags['webhook-retry-schedule'] !== undefined) {
+    try {
+      retrySchedule = parseRetrySchedule(flags['webhook-retry-schedule'])
+    } catch (error) {
+      throw new CliError(`--webhook-retry-schedule: ${(error as Error).message}, got "${flags['webhook-retry-schedule']}"`, 2)
+    }
+  }
+  const resolved = resolveWebhookKey(db)
+  if (resolved === null) noteTo(out, `webhook delivery is off: ${WEBHOOK_KEY_HOW_TO_SET}`)
+  else if (resolved.note !== undefined) noteTo(out, resolved.note)
+  return {
+    ...(resolved === null ? {} : { secretKey: resolved.key }),
+    allowPrivateDestinations: flags['allow-private-webhooks'] === true,
+    ...(retrySchedule === undefined ? {} : { retrySchedule }),
+    dispatcher: flags['no-dispatcher'] !== true,
   }
 }

@@ -2,6 +2,11 @@ import type { ReferenceAdapterPorts } from '../ports/index.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
+/** Whether a `--db` value names a Postgres database (else it is a SQLite file path). */
+export function isPostgresUrl(db: string): boolean {
+  return POSTGRES_URL.test(db)
+}
+
 /** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
 export type CliAdapter = ReferenceAdapterPorts
 
