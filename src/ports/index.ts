@@ -21,7 +21,7 @@ export interface WorkforcePorts {
   /** Tells this instance of key and module changes made anywhere (else the cache TTLs bound staleness). */
   invalidations?: InvalidationFeed
   /**
-   * Webhook endpoints, the event outbox and deliveries. With it (and the `webhooks` option)
+   * Webhook endpoints, the event outbox and deliveries. With it (and `webhookOptions.secretKey`)
    * the plugin delivers events; without it, events are recorded by `writes` and never sent.
    */
   webhooks?: WebhookStore

@@ -164,12 +164,13 @@ export interface WebhookStore {
   /** An endpoint's deliveries, newest first, with their attempts; `before` is a delivery id (exclusive). */
   listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage>
   /**
-   * Makes the event's delivery to the endpoint due at `now` again, creating it if the event
+   * Makes the event's delivery to the endpoint due at `now` again, starting a new series of
+   * attempts (`attempts` back to 0; the attempt log is kept), creating it if the event
    * was recorded for the endpoint's company but never fanned out to it.
    * @returns false if the event is unknown to the endpoint's company (or purged).
    */
   redeliver(endpointId: string, eventId: string, now: Date): Promise<boolean>
-  /** Makes every `failed` delivery of the endpoint created at or after `since` due at `now`. @returns how many. */
+  /** Makes every `failed` delivery of the endpoint created at or after `since` due at `now`, with `attempts` back to 0. @returns how many. */
   recover(endpointId: string, since: Date, now: Date): Promise<number>
   /**
    * Deletes up to `limit` finished deliveries (delivered or failed) last changed before

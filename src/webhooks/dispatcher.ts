@@ -160,7 +160,10 @@ export class WebhookDispatcher {
       // Both secrets sign during a rotation's overlap, so receivers can switch at their pace.
       const secrets = [box.open(endpoint.secret, endpoint.id)]
       if (endpoint.previous_secret !== null && (endpoint.previous_secret_expires_at?.getTime() ?? 0) > started) {
-        secrets.push(box.open(endpoint.previous_secret, endpoint.id))
+        // A previous secret sealed under a lost or replaced key must not block delivery: the
+        // host rotated precisely to get away from it.
+        const previous = this.#openPrevious(endpoint.previous_secret, endpoint.id)
+        if (previous !== null) secrets.push(previous)
       }
       const headers = {
         'content-type': 'application/json',
@@ -199,6 +202,15 @@ export class WebhookDispatcher {
     const failingSince = endpoint.failing_since?.getTime()
     if (!succeeded && failingSince !== undefined && finished - failingSince >= this.#settings.autoDisableAfterMs) {
       return this.#disable(claim, 'failing', finished)
+    }
+  }
+
+  #openPrevious(sealed: string, endpointId: string): string | null {
+    try {
+      return this.#settings.box.open(sealed, endpointId)
+    } catch (error) {
+      this.#settings.log.warn({ endpointId, err: error }, 'workforce-api: previous webhook secret does not open; signing with the current one only')
+      return null
     }
   }
 

@@ -13,6 +13,7 @@ import {
   person,
   todosOf,
 } from '../helpers/seed-facts.js'
+import { recordedEvent } from '../helpers/recorded-event.js'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -353,7 +354,7 @@ describe.each(WRITE_ADAPTERS)('idempotent retries ($name)', (factory) => {
       expect(await todoCount()).toBe(seedTodoCount + 1)
       expect((await t.get(`/v1/todos/${nextTodoId() + 1}`, key)).statusCode).toBe(404)
       expect(await t.events()).toStrictEqual([
-        { company_id: 1, type: 'todos.created', resource_id: nextTodoId(), occurred_at: new Date(START_MS + LEASE_MS + 1) },
+        recordedEvent('todos.created', 1, nextTodoId(), new Date(START_MS + LEASE_MS + 1)),
       ])
       expectReplayOf(await t.post('/v1/todos', todoBody(), bearer(key, 'stuck')), takeover)
     })

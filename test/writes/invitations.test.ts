@@ -4,6 +4,7 @@ import type { Invitation } from '../../src/ports/invite-sender.js'
 import { build } from '../helpers/build.js'
 import { bearer, buildWriteApp, PREFIX, START_MS, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
 import { exclusiveMemberIds, expectError, person, roleIds } from '../helpers/seed-facts.js'
+import { recordedEvent } from '../helpers/recorded-event.js'
 
 const MINUTE = 60_000
 
@@ -74,7 +75,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     // Nothing of B's stored person reaches A.
     for (const stored of [employee.first_name, employee.last_name, employee.email]) expect(res.body).not.toContain(`"${stored}"`)
     expect(await t.events()).toStrictEqual([
-      { company_id: 1, type: 'users.created', resource_id: employee.id, occurred_at: new Date(START_MS + MINUTE) },
+      recordedEvent('users.created', 1, employee.id, new Date(START_MS + MINUTE)),
     ])
     // B sees its employee exactly as before.
     expect((await t.get(`/v1/users/${employee.id}`, keyB)).body).toBe(bBefore.body)
@@ -148,8 +149,8 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(acceptedAt)}`, keyA)
     expect(since.json().data).toStrictEqual([accepted])
     expect(await t.events()).toStrictEqual([
-      { company_id: 1, type: 'users.created', resource_id: employee.id, occurred_at: new Date(START_MS + MINUTE) },
-      { company_id: 1, type: 'users.updated', resource_id: employee.id, occurred_at: new Date(START_MS + 2 * MINUTE) },
+      recordedEvent('users.created', 1, employee.id, new Date(START_MS + MINUTE)),
+      recordedEvent('users.updated', 1, employee.id, new Date(START_MS + 2 * MINUTE)),
     ])
     // Shared from now on: neither company may change the login (today's rule).
     expectError(await t.post(`/v1/users/${employee.id}/deactivate`, undefined, keyB), 409, 'conflict')

@@ -13,6 +13,7 @@ import {
   todoIdsWithStatus,
   todosOf,
 } from '../helpers/seed-facts.js'
+import { recordedEvent } from '../helpers/recorded-event.js'
 
 const MINUTE = 60_000
 const KIB = 1024
@@ -63,7 +64,7 @@ describe.each(WRITE_ADAPTERS)('to-do writes ($name)', (factory) => {
       }
       expect(res.json()).toStrictEqual({ data: created })
       expect((await t.get(`/v1/todos/${id}`, key)).json()).toStrictEqual({ data: created })
-      expect(await t.events()).toStrictEqual([{ company_id: 1, type: 'todos.created', resource_id: id, occurred_at: new Date(START_MS) }])
+      expect(await t.events()).toStrictEqual([recordedEvent('todos.created', 1, id, new Date(START_MS), created)])
     })
 
     it('writes every field given', async () => {
@@ -287,7 +288,7 @@ describe.each(WRITE_ADAPTERS)('to-do writes ($name)', (factory) => {
       const after = { ...before, title: 'Renamed', updated_at: t.clock.iso() }
       expect(res.json()).toStrictEqual({ data: after })
       expect(await getData(id)).toStrictEqual(after)
-      expect(await t.events()).toStrictEqual([{ company_id: 1, type: 'todos.updated', resource_id: id, occurred_at: new Date(START_MS + MINUTE) }])
+      expect(await t.events()).toStrictEqual([recordedEvent('todos.updated', 1, id, new Date(START_MS + MINUTE), after)])
     })
 
     it('writes several fields at once', async () => {

@@ -10,6 +10,7 @@ import {
   roleIds,
   sharedMemberIds,
 } from '../helpers/seed-facts.js'
+import { recordedEvent } from '../helpers/recorded-event.js'
 
 const MINUTE = 60_000
 
@@ -65,7 +66,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(got.json()).toStrictEqual({ data: created })
       const listed = await t.get('/v1/users?email=GIULIA.NERI%40example.com', key1)
       expect(listed.json().data).toStrictEqual([created])
-      expect(await t.events()).toStrictEqual([{ company_id: 1, type: 'users.created', resource_id: id, occurred_at: new Date(START_MS) }])
+      expect(await t.events()).toStrictEqual([recordedEvent('users.created', 1, id, new Date(START_MS), created)])
     })
 
     it('gives new people monotonically increasing ids and stamps them with the clock', async () => {
@@ -114,7 +115,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       // Company 1 sees the person exactly as before: profile, roles and dates untouched.
       expect((await t.get(`/v1/users/${existingId}`, key1)).body).toBe(company1Before.body)
       expect(await t.events()).toStrictEqual([
-        { company_id: 2, type: 'users.created', resource_id: existingId, occurred_at: new Date(START_MS + MINUTE) },
+        recordedEvent('users.created', 2, existingId as number, new Date(START_MS + MINUTE)),
       ])
       // A sync loop of company 2 picks the newcomer up through updated_since (docs/decisions.md).
       const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(t.clock.iso())}`, key2)
@@ -191,7 +192,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(res.statusCode, res.body).toBe(201)
       expect(res.json().data).toMatchObject({ id: nextPersonId(), role_ids: [] })
       expect(await t.events()).toStrictEqual([
-        { company_id: 3, type: 'users.created', resource_id: nextPersonId(), occurred_at: new Date(START_MS) },
+        recordedEvent('users.created', 3, nextPersonId(), new Date(START_MS)),
       ])
     })
   })
@@ -291,7 +292,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(res.json()).toStrictEqual({ data: after })
       expect((await t.get(`/v1/users/${id}`, key1)).json()).toStrictEqual({ data: after })
       expect(await t.events()).toStrictEqual([
-        { company_id: 1, type: 'users.updated', resource_id: id, occurred_at: new Date(START_MS + MINUTE) },
+        recordedEvent('users.updated', 1, id, new Date(START_MS + MINUTE), after),
       ])
       // A sync loop sees the change through updated_since.
       const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(t.clock.iso())}`, key1)
