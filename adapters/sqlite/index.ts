@@ -129,6 +129,22 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
   }
 }
 
+/**
+ * The webhook store over a host's own SQLite database, for a host with its own schema and ports
+ * (examples/host-app). It creates our tables (all `wfa_`-prefixed; only the outbox and webhook
+ * tables are used) and queries through the host's Kysely, so `publish(trx, …)` joins the host's
+ * transactions and Kysely's connection lock keeps the store's own transactions out of them.
+ * Without a wake-up signal, dispatchers find new deliveries by polling.
+ *
+ * @example
+ * const webhooks = await openSqliteWebhookStore({ db })
+ * await app.register(workforceApi, { storage, keyStore, modules, webhooks, webhookOptions: { secretKey } })
+ */
+export async function openSqliteWebhookStore(options: { db: Kysely<any>; migrate?: boolean }): Promise<SqlWebhookStore> {
+  if (options.migrate ?? true) await migrateToLatest(options.db, sqliteColumnTypes)
+  return new SqlWebhookStore(options.db, sqliteCodec)
+}
+
 /** The read workers and their router, or `undefined` when every read stays in process. */
 function readOffLoop(database: SqliteDatabase, owned: boolean, options: SqliteAdapterOptions): SqliteOffLoop | undefined {
   const sharable = isSharableWalFile(database)

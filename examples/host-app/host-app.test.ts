@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -9,6 +10,8 @@ import { HostModuleRegistry } from './host-module-registry.js'
 import { HostStorage } from './host-storage.js'
 import { importDataset } from './import-dataset.js'
 import { buildHostServer } from './server.js'
+import { verifyWebhook } from '../../src/index.js' // 'fastify-workforce-api' in a host
+import { startReceiver, type Receiver } from '../../test/webhooks/receiver.js'
 
 // The host proves its own ports pass the same suite as ours, on its own schema.
 describeStorageConformance({
@@ -95,5 +98,81 @@ describe('host app: its own routes are unaffected by the plugin', () => {
     const company = await app.inject({ method: 'GET', url: '/api/public/v1/company', headers: { 'x-api-key': key } })
     expect(company.statusCode).toBe(200)
     expect(company.json()).toMatchObject({ data: { id: 2, name: 'Hudson Staffing Inc.', timezone: 'America/New_York' } })
+  })
+})
+
+describe('host app: events published in its own transactions', () => {
+  let db: Kysely<HostDatabase>
+  let app: FastifyInstance
+  let receiver: Receiver
+  let key: string
+  let secret: string
+
+  beforeEach(async () => {
+    db = (await openHostDatabase(':memory:')).db
+    await importDataset(db, generateDataset())
+    receiver = await startReceiver()
+    app = await buildHostServer({
+      db,
+      webhookOptions: { secretKey: randomBytes(32).toString('base64'), allowPrivateDestinations: true, pollIntervalMs: 50 },
+    })
+    await app.ready()
+    ;({ secret } = await app.workforceApi.webhooks.create({ companyId: 1, url: receiver.url, events: ['shifts.updated'] }))
+    ;({ key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'] }))
+  })
+
+  afterEach(async () => {
+    await app.close()
+    await receiver.close()
+    await db.destroy()
+  })
+
+  const firstShiftOf = async (org: number) =>
+    (await db.selectFrom('work_shifts').select('shift_id').where('org_id', '=', org).orderBy('shift_id').executeTakeFirstOrThrow()).shift_id
+
+  it('a host route moves a shift and publishes shifts.updated in the same transaction: data is GET /v1/shifts/:id', async () => {
+    const id = await firstShiftOf(1)
+    const moved = await app.inject({
+      method: 'POST',
+      url: `/internal/shifts/${id}/move`,
+      payload: { org: 1, begins_at: '2031-03-03T07:00:00.000Z', finishes_at: '2031-03-03T15:30:00.000Z' },
+    })
+    expect(moved.statusCode, moved.body).toBe(200)
+    const [delivery] = await receiver.waitFor(1)
+    const payload = verifyWebhook(secret, delivery!.headers as Record<string, string>, delivery!.body) as { type: string; company_id: number; data: unknown }
+    const get = await app.inject({ method: 'GET', url: `/api/public/v1/shifts/${id}`, headers: { 'x-api-key': key } })
+    expect(payload).toMatchObject({ type: 'shifts.updated', company_id: 1, data: get.json().data })
+    expect(get.json().data).toMatchObject({ id, starts_at: '2031-03-03T07:00:00.000Z', ends_at: '2031-03-03T15:30:00.000Z' })
+  })
+
+  it('a shift of another organisation is not moved and publishes nothing', async () => {
+    const foreign = await firstShiftOf(2)
+    const moved = await app.inject({
+      method: 'POST',
+      url: `/internal/shifts/${foreign}/move`,
+      payload: { org: 1, begins_at: '2031-03-03T07:00:00.000Z', finishes_at: '2031-03-03T15:30:00.000Z' },
+    })
+    expect(moved.statusCode).toBe(404)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(receiver.received).toHaveLength(0)
+  })
+
+  it('a host transaction that rolls back takes its event with it: nothing is recorded or sent', async () => {
+    const id = await firstShiftOf(1)
+    const shift = await new HostStorage(db).shifts.get(1, id)
+    const outcome = await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.updateTable('work_shifts').set({ break_mins: 99 }).where('shift_id', '=', id).execute()
+        await app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId: 1, record: shift! })
+        throw new Error('the planner cancelled')
+      })
+      .catch((error: Error) => error.message)
+    expect(outcome).toBe('the planner cancelled')
+    expect((await new HostStorage(db).shifts.get(1, id))!.break_minutes).toBe(shift!.break_minutes)
+    const events = await db.selectFrom('wfa_change_events' as never).selectAll().execute()
+    expect(events).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(receiver.received).toHaveLength(0)
   })
 })

@@ -6,8 +6,9 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
+import { openSqliteWebhookStore } from '../../adapters/sqlite/index.js' // 'fastify-workforce-api/sqlite' in a host
 import { pathToFileURL } from 'node:url'
-import { LOG_REDACT_PATHS, workforceApi } from '../../src/index.js' // 'fastify-workforce-api' in a host
+import { LOG_REDACT_PATHS, workforceApi, type WebhookOptions } from '../../src/index.js' // 'fastify-workforce-api' in a host
 import { generateDataset } from '../../src/seed/generate.js'
 import { openHostDatabase, type HostDatabase } from './database.js'
 import { HostKeyStore } from './host-key-store.js'
@@ -19,10 +20,12 @@ export interface HostServerOptions {
   /** The app's database. The server uses it and never closes it: whoever opened it does. */
   db: Kysely<HostDatabase>
   logger?: boolean
+  /** Webhook delivery (needs `secretKey`); without it the host publishes events that are kept but not sent. */
+  webhookOptions?: WebhookOptions
 }
 
 /** The host's app: `/health` and `/internal/*` as before, the public API under `/api/public`. */
-export async function buildHostServer({ db, logger = false }: HostServerOptions): Promise<FastifyInstance> {
+export async function buildHostServer({ db, logger = false, webhookOptions }: HostServerOptions): Promise<FastifyInstance> {
   // Our plugin never logs headers; the redaction covers the host's own request logging.
   const app = Fastify({ logger: logger ? { redact: LOG_REDACT_PATHS } : false })
 
@@ -51,13 +54,55 @@ export async function buildHostServer({ db, logger = false }: HostServerOptions)
     return member
   })
 
-  // The public API, over the same database through the host's own ports.
+  // The public API, over the same database through the host's own ports. The webhook outbox
+  // lives in the host's database too, so events commit with the host's own changes.
   await app.register(workforceApi, {
     prefix: '/api/public',
     storage: new HostStorage(db),
     keyStore: new HostKeyStore(db),
     modules: new HostModuleRegistry(db),
+    webhooks: await openSqliteWebhookStore({ db }),
+    ...(webhookOptions === undefined ? {} : { webhookOptions }),
   })
+
+  // A screen of the host's own: a planner moves a shift. The change and its `shifts.updated`
+  // event commit together, or neither does; `data` is the shift as GET /v1/shifts/:id shows it.
+  app.post(
+    '/internal/shifts/:id/move',
+    {
+      schema: {
+        params: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] },
+        body: {
+          type: 'object',
+          properties: { org: { type: 'integer', minimum: 1 }, begins_at: { type: 'string', format: 'date-time' }, finishes_at: { type: 'string', format: 'date-time' } },
+          required: ['org', 'begins_at', 'finishes_at'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: number }
+      const { org, begins_at, finishes_at } = request.body as { org: number; begins_at: string; finishes_at: string }
+      const [begins, finishes] = [new Date(begins_at), new Date(finishes_at)]
+      if (!(begins < finishes)) return reply.code(400).send({ message: 'begins_at must be before finishes_at' })
+      const shift = await db.transaction().execute(async (trx) => {
+        const changed = await trx
+          .updateTable('work_shifts')
+          .set({ begins_at: begins.toISOString(), finishes_at: finishes.toISOString(), updated_at: new Date().toISOString() })
+          .where('org_id', '=', org)
+          .where('shift_id', '=', id)
+          .executeTakeFirst()
+        if (changed.numUpdatedRows === 0n) return null
+        // Read back inside the transaction, through the same mapping the API's reads use.
+        const moved = await new HostStorage(trx).shifts.get(org, id)
+        if (moved === null) return null
+        await app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId: org, record: moved })
+        return moved
+      })
+      if (shift === null) return reply.code(404).send({ message: 'No such shift' })
+      return { shift_id: shift.id, begins_at: shift.starts_at, finishes_at: shift.ends_at }
+    },
+  )
   return app
 }
 
