@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import type { CacheInvalidation, InvalidationFeed } from '../../src/ports/invalidation-feed.js'
 import type { ChangeNotifier } from '../sql/change-notifier.js'
+import { startPostgresListener } from './postgres-listener.js'
 
 /** The LISTEN channel; one per schema, so two APIs in one database never hear each other. */
 export function invalidationChannel(schema: string | undefined): string {
@@ -14,10 +15,6 @@ export function postgresNotifier(channel: string): ChangeNotifier {
     await sql`select pg_notify(${channel}, ${JSON.stringify(change)})`.execute(trx)
   }
 }
-
-/** Waits after a lost connection before listening again: 100 ms, doubling, at most 2 s. */
-const RECONNECT_MIN_MS = 100
-const RECONNECT_MAX_MS = 2_000
 
 /**
  * The `InvalidationFeed` over LISTEN/NOTIFY, on a connection of its own (not one of the pool's,
@@ -32,66 +29,18 @@ export class PostgresInvalidationFeed implements InvalidationFeed {
   ) {}
 
   async subscribe(onChange: (change: CacheInvalidation) => void, onReset: () => void): Promise<() => Promise<void>> {
-    let client: pg.Client | undefined
-    let stopped = false
-    let retry: NodeJS.Timeout | undefined
-    let delay = RECONNECT_MIN_MS
-
-    const listen = async (): Promise<void> => {
-      const next = new pg.Client(this.connection)
-      next.on('notification', (message) => {
-        if (message.channel !== this.channel || message.payload === undefined) return
-        const change = parseChange(message.payload)
+    const listener = startPostgresListener({
+      connection: this.connection,
+      channel: this.channel,
+      onMessage: (payload) => {
+        const change = parseChange(payload)
         if (change !== null) onChange(change)
-      })
-      next.on('error', (error) => {
-        this.onError(error)
-        lost(next)
-      })
-      next.on('end', () => lost(next))
-      await next.connect()
-      await next.query(`listen ${pg.escapeIdentifier(this.channel)}`)
-      if (stopped) {
-        await next.end().catch(() => {})
-        return
-      }
-      client = next
-      delay = RECONNECT_MIN_MS
-    }
-
-    const lost = (which: pg.Client) => {
-      if (stopped || which !== client) return
-      client = undefined
-      which.end().catch(() => {})
-      schedule()
-    }
-
-    const schedule = () => {
-      if (stopped || retry !== undefined) return
-      retry = setTimeout(() => {
-        retry = undefined
-        listen().then(
-          () => {
-            if (!stopped) onReset()
-          },
-          (error: unknown) => {
-            this.onError(error)
-            delay = Math.min(delay * 2, RECONNECT_MAX_MS)
-            schedule()
-          },
-        )
-      }, delay)
-      retry.unref()
-    }
-
-    await listen()
-    return async () => {
-      stopped = true
-      clearTimeout(retry)
-      const current = client
-      client = undefined
-      await current?.end().catch(() => {})
-    }
+      },
+      onReconnect: onReset,
+      onError: this.onError,
+    })
+    await listener.ready
+    return listener.stop
   }
 }
 

@@ -1,8 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
+import { killed, spawnUntil } from '../helpers/child-process.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 
 // The built CLI as an operator runs it, killed with SIGKILL while a write waits on a lock.
@@ -12,25 +13,9 @@ const run = promisify(execFile)
 const LEASE_MS = 10_000
 
 async function startServer(db: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'error' } })
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match !== null) resolve(match[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
-  })
-  return { child, url: `${url}/api/public/v1` }
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGKILL')
-  })
+  const env = { ...process.env, LOG_LEVEL: 'error' }
+  const { child, match } = await spawnUntil('serve', process.execPath, [CLI, 'serve', '--db', db, '--port', '0'], { env, until: /listening on (http:\/\/\S+)/ })
+  return { child, url: `${match[1]}/api/public/v1` }
 }
 
 describePostgres('a server killed (SIGKILL) in the middle of a write', () => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -7,31 +7,17 @@ import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgr
 import { portsOf } from '../../src/ports/index.js'
 import { workforceApi } from '../../src/plugin.js'
 import { generateDataset } from '../../src/seed/generate.js'
+import { killed, spawnUntil } from '../helpers/child-process.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { startReceiver, type Receiver } from './receiver.js'
 
 const SECRET_KEY = randomBytes(32).toString('base64')
 const FIXTURE = join(import.meta.dirname, 'fixtures/dispatcher-process.ts')
 
-function startDispatcher(db: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DB_URL: db, SECRET_KEY } })
-  return new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('ready')) resolve(child)
-    })
-    child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    child.once('exit', (code) => reject(new Error(`dispatcher exited with ${code}: ${out}`)))
-  })
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGKILL')
-  })
+async function startDispatcher(db: string): Promise<ChildProcess> {
+  const env = { ...process.env, DB_URL: db, SECRET_KEY }
+  const { child } = await spawnUntil('dispatcher', process.execPath, ['--import', 'tsx', FIXTURE], { env, until: /ready/ })
+  return child
 }
 
 // Issue 10: at-least-once — no event is lost when a dispatcher dies between claim and acknowledgement.

@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+
+/**
+ * Spawns `command` with piped output and resolves once its stdout matches `until`, with the match.
+ * If it exits first, rejects with what it printed, so a failed start says why.
+ *
+ * @example
+ * const { child, match } = await spawnUntil('serve', process.execPath, [CLI, 'serve'], { env, until: /listening on (\S+)/ })
+ */
+export function spawnUntil(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; until: RegExp },
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env })
+  return new Promise((resolve, reject) => {
+    let stdout = ''
+    let output = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      output += chunk.toString()
+      const match = options.until.exec(stdout)
+      if (match !== null) resolve({ child, match })
+    })
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)))
+  })
+}
+
+/** Kills `child` with SIGKILL and resolves once it has exited (at once if it already has). */
+export function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once('exit', () => resolve())
+    child.kill('SIGKILL')
+  })
+}
