@@ -250,54 +250,60 @@ export class SqlWebhookStore implements WebhookStore {
     })
   }
 
-  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean> {
+  async finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean> {
     const c = this.codec
     const at = c.instant(now)
     const { attempt, next } = outcome
-    return this.#transact(async (trx) => {
-      const held = await trx
-        .selectFrom(DELIVERIES)
-        .select('endpoint_id')
-        .where('id', '=', claim.delivery_id)
-        .where('lease', '=', claim.lease)
-        .where('status', '=', 'pending')
-        .executeTakeFirst()
-      if (held === undefined) return false
-      const endpointId = held.endpoint_id as string
-      // The endpoint before the delivery, as `disableEndpoint` and `deleteEndpoint` lock them.
-      if (this.#lockRows) await trx.selectFrom(ENDPOINTS).select('id').where('id', '=', endpointId).forNoKeyUpdate().execute()
-      const moved = await trx
-        .updateTable(DELIVERIES)
-        .set({
-          status: next.status,
-          next_attempt_at: next.status === 'pending' ? c.instant(next.at) : null,
-          lease: null,
-          updated_at: at,
-        })
-        .where('id', '=', claim.delivery_id)
-        .where('lease', '=', claim.lease)
-        .where('status', '=', 'pending')
-        .executeTakeFirst()
-      if (moved.numUpdatedRows === 0n) return false
-      await trx
-        .insertInto(ATTEMPTS)
-        .values({
-          delivery_id: claim.delivery_id,
-          number: attempt.number,
-          attempted_at: c.instant(attempt.attempted_at),
-          status_code: attempt.status_code,
-          duration_ms: attempt.duration_ms,
-          response_body: attempt.response_body,
-          error: attempt.error,
-          succeeded: c.bool(attempt.succeeded),
-        })
-        .execute()
-      // Healthy again after a success; failing since the first failure after the last success.
-      const health = trx.updateTable(ENDPOINTS).where('id', '=', endpointId)
-      if (attempt.succeeded) await health.set({ failing_since: null }).execute()
-      else await health.set({ failing_since: at }).where('failing_since', 'is', null).execute()
-      return true
-    })
+    try {
+      return await this.#transact(async (trx) => {
+        const held = await trx
+          .selectFrom(DELIVERIES)
+          .select('endpoint_id')
+          .where('id', '=', claim.delivery_id)
+          .where('lease', '=', claim.lease)
+          .where('status', '=', 'pending')
+          .executeTakeFirst()
+        if (held === undefined) return false
+        // The endpoint's health first, and only when it changes: a healthy endpoint's row is not
+        // even locked, so attempts to one endpoint finish side by side instead of queueing on it.
+        // When it is locked, it is before the delivery, in the order `disableEndpoint` and
+        // `deleteEndpoint` take them, so neither can deadlock with this.
+        const health = trx.updateTable(ENDPOINTS).where('id', '=', held.endpoint_id as string)
+        if (attempt.succeeded) await health.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
+        else await health.set({ failing_since: at }).where('failing_since', 'is', null).execute()
+        const moved = await trx
+          .updateTable(DELIVERIES)
+          .set({
+            status: next.status,
+            next_attempt_at: next.status === 'pending' ? c.instant(next.at) : null,
+            lease: null,
+            updated_at: at,
+          })
+          .where('id', '=', claim.delivery_id)
+          .where('lease', '=', claim.lease)
+          .where('status', '=', 'pending')
+          .executeTakeFirst()
+        // Taken over (or failed by a disable) between the read and here: undo the health change too.
+        if (moved.numUpdatedRows === 0n) throw new ClaimLost()
+        await trx
+          .insertInto(ATTEMPTS)
+          .values({
+            delivery_id: claim.delivery_id,
+            number: attempt.number,
+            attempted_at: c.instant(attempt.attempted_at),
+            status_code: attempt.status_code,
+            duration_ms: attempt.duration_ms,
+            response_body: attempt.response_body,
+            error: attempt.error,
+            succeeded: c.bool(attempt.succeeded),
+          })
+          .execute()
+        return true
+      })
+    } catch (error) {
+      if (error instanceof ClaimLost) return false
+      throw error
+    }
   }
 
   async listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage> {
@@ -503,3 +509,6 @@ export class SqlWebhookStore implements WebhookStore {
     }
   }
 }
+
+/** Rolls `finishAttempt`'s transaction back when the claim turns out to be lost part-way. */
+class ClaimLost extends Error {}
