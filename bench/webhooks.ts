@@ -146,6 +146,11 @@ async function run(backend: string): Promise<Result> {
   const receiver = await startReceiver()
   const opened = await open(backend)
   const { adapter } = opened
+  // SQLite's own transactor wakes the dispatcher at commit (docs/webhooks.md); Postgres uses NOTIFY.
+  const transact = <T>(work: (trx: Kysely<any>) => Promise<T>): Promise<T> =>
+    'transaction' in adapter && typeof adapter.transaction === 'function'
+      ? (adapter.transaction as (w: typeof work) => Promise<T>)(work)
+      : adapter.db.transaction().execute(work)
   const secretKey = randomBytes(32).toString('base64')
   const app = await appOver(adapter, secretKey, true)
   await app.workforceApi.webhooks.create({ companyId: 1, url: receiver.url, events: ['*'] })
@@ -165,7 +170,7 @@ async function run(backend: string): Promise<Result> {
     const due = start + (published / RATE) * 1000
     const wait = due - performance.now()
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-    const ids = await adapter.db.transaction().execute((trx) => app.workforceApi.events.publish(trx, inputs(published, BATCH)))
+    const ids = await transact((trx) => app.workforceApi.events.publish(trx, inputs(published, BATCH)))
     const committed = performance.now()
     for (const id of ids) commits.set(id, committed)
     published += BATCH
@@ -184,7 +189,7 @@ async function run(backend: string): Promise<Result> {
   receiver.arrivals.clear()
   const publisher = await appOver(adapter, secretKey, false)
   for (let from = 0; from < BACKLOG; from += 500) {
-    await adapter.db.transaction().execute((trx) => publisher.workforceApi.events.publish(trx, inputs(from, Math.min(500, BACKLOG - from))))
+    await transact((trx) => publisher.workforceApi.events.publish(trx, inputs(from, Math.min(500, BACKLOG - from))))
   }
   await publisher.close()
   const drainStart = performance.now()
