@@ -36,6 +36,7 @@ export { EventPublisher, EventPublishError } from './webhooks/event-publisher.js
 export type { EventInput, EventRecord } from './webhooks/events.js'
 export type { EndpointDisabledNotice } from './webhooks/dispatcher.js'
 export { httpWebhookTransport, type HttpTransportOptions } from './webhooks/http-transport.js'
+export { recordingWebhookTransport, type RecordedWebhook, type RecordingWebhookTransport } from './webhooks/recording-transport.js'
 export { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './webhooks/retry.js'
 export type * from './ports/webhook-store.js'
 export type { WebhookRequest, WebhookResponse, WebhookTransport } from './ports/webhook-transport.js'
