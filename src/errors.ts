@@ -78,6 +78,8 @@ export const OPTION_ERROR_CODES = {
   missing: 'WFA_ERR_OPTION_MISSING',
   /** An option is present but of the wrong shape or out of range. */
   invalid: 'WFA_ERR_OPTION_INVALID',
+  /** An option the plugin does not know: a typo such as `prefx`, or one meant for another plugin. */
+  unknown: 'WFA_ERR_OPTION_UNKNOWN',
 } as const
 
 /** A wiring mistake found at registration. `option` is its dotted path, e.g. `keyCache.ttlMs`. */

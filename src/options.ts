@@ -90,11 +90,104 @@ export interface WebhookOptions {
   concurrency?: number
 }
 
+/** Every option, so an unknown one is refused; `satisfies` keeps the lists in step with the types. */
+const KNOWN_OPTIONS = {
+  storage: true,
+  keyStore: true,
+  modules: true,
+  writes: true,
+  idempotency: true,
+  invalidations: true,
+  webhooks: true,
+  invites: true,
+  idempotencyOptions: true,
+  prefix: true,
+  clock: true,
+  keyCache: true,
+  moduleCacheTtlMs: true,
+  lastUsedThrottleMs: true,
+  rateLimit: true,
+  webhookOptions: true,
+} satisfies Record<keyof WorkforceApiOptions, true>
+
+/** Options of `app.register` that Fastify itself reads for every plugin. */
+const FASTIFY_REGISTER_OPTIONS = ['logLevel', 'logSerializers']
+
+const KNOWN_NESTED: Record<string, readonly string[]> = {
+  keyCache: Object.keys({ max: true, ttlMs: true } satisfies Record<keyof NonNullable<WorkforceApiOptions['keyCache']>, true>),
+  idempotencyOptions: Object.keys({ leaseMs: true, retentionMs: true, purgeIntervalMs: true, purgeBatch: true } satisfies Record<
+    keyof NonNullable<WorkforceApiOptions['idempotencyOptions']>,
+    true
+  >),
+  rateLimit: Object.keys({ max: true, timeWindow: true, redis: true, failedAuth: true } satisfies Record<keyof RateLimitOptions, true>),
+  'rateLimit.failedAuth': ['max', 'timeWindow'],
+  webhookOptions: Object.keys({
+    secretKey: true,
+    allowPrivateDestinations: true,
+    retrySchedule: true,
+    autoDisableAfterMs: true,
+    onEndpointDisabled: true,
+    dispatcher: true,
+    transport: true,
+    timeoutMs: true,
+    leaseMs: true,
+    retentionMs: true,
+    pollIntervalMs: true,
+    concurrency: true,
+  } satisfies Record<keyof WebhookOptions, true>),
+}
+
+/**
+ * Refuses an option the plugin does not know (top level and inside its option objects), naming
+ * it and the closest known name: a typo would otherwise be silently ignored.
+ */
+function checkKnownKeys(options: object): void {
+  const known = [...Object.keys(KNOWN_OPTIONS), ...FASTIFY_REGISTER_OPTIONS]
+  refuseUnknown(options, known, '')
+  for (const [path, keys] of Object.entries(KNOWN_NESTED)) {
+    const value = path.split('.').reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), options)
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) {
+      refuseUnknown(value, keys, `${path}.`)
+    }
+  }
+}
+
+function refuseUnknown(value: object, known: readonly string[], prefix: string): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue
+    const closest = closestName(key, known)
+    fail(`${prefix}${key}`, `is not an option of fastify-workforce-api${closest === undefined ? '' : `; did you mean "${prefix}${closest}"?`}`, OPTION_ERROR_CODES.unknown)
+  }
+}
+
+/** The known name within an edit distance of 2 (a typo), if any. */
+function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: candidate, distance }
+  }
+  return best?.name
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
+
 /**
  * Checks options at registration so a wiring mistake fails `app.ready()` with a message
  * naming the option, instead of failing the first request.
  */
 export function checkOptions(options: Partial<WorkforceApiOptions>): void {
+  checkKnownKeys(options)
   const { storage, keyStore, modules, clock, keyCache, prefix } = options
   if (storage === null || typeof storage !== 'object') fail('storage', 'is required and must implement the Storage port', presence(storage))
   for (const resource of RESOURCES) {

@@ -87,3 +87,28 @@ describe.each(READ_ADAPTERS)('plugin options ($name)', (adapter) => {
     }
   })
 })
+
+// Issue 11: a typo in an option must not be silently ignored.
+describe('unknown options', () => {
+  const cases: Array<[string, Record<string, unknown>, string, string | undefined]> = [
+    ['a top-level typo', { prefx: '/api' }, 'prefx', 'prefix'],
+    ['a typo in keyCache', { keyCache: { ttl: 1_000 } }, 'keyCache.ttl', 'keyCache.ttlMs'],
+    ['a typo in rateLimit', { rateLimit: { maxx: 5 } }, 'rateLimit.maxx', 'rateLimit.max'],
+    ['a typo in rateLimit.failedAuth', { rateLimit: { failedAuth: { timewindow: 5_000 } } }, 'rateLimit.failedAuth.timewindow', 'rateLimit.failedAuth.timeWindow'],
+    ['a typo in idempotencyOptions', { idempotencyOptions: { leaseMS: 5_000 } }, 'idempotencyOptions.leaseMS', 'idempotencyOptions.leaseMs'],
+    ['a typo in webhookOptions', { webhookOptions: { secretkey: 'x' } }, 'webhookOptions.secretkey', 'webhookOptions.secretKey'],
+    ['something unrelated', { database: 'app.db' }, 'database', undefined],
+  ]
+  it.each(cases)('%s fails app.ready() with WFA_ERR_OPTION_UNKNOWN naming it', async (_label, options, name, suggestion) => {
+    const error = await build({ options: options as Partial<WorkforceApiOptions> }).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: OPTION_ERROR_CODES.unknown, option: name })
+    expect((error as Error).message).toContain(`"${name}" is not an option of fastify-workforce-api`)
+    if (suggestion === undefined) expect((error as Error).message).not.toContain('did you mean')
+    else expect((error as Error).message).toContain(`did you mean "${suggestion}"?`)
+  })
+
+  it("Fastify's own register options (logLevel) are not refused", async () => {
+    const t = await build({ options: { logLevel: 'warn' } as Partial<WorkforceApiOptions> })
+    await t.close()
+  })
+})

@@ -4,7 +4,7 @@ import { createMemoryAdapter } from '../../../adapters/memory/index.js'
 import { MemoryKeyStore } from '../../../adapters/memory/memory-key-store.js'
 import { MemoryModuleRegistry } from '../../../adapters/memory/memory-module-registry.js'
 import { workforceApi } from '../../plugin.js'
-import type { WorkforcePorts } from '../../ports/index.js'
+import { portsOf, type WorkforcePorts } from '../../ports/index.js'
 import type { ConformanceContext } from '../context.js'
 import { loadableCopy } from '../fixture.js'
 import type { ConformanceGroup } from '../group.js'
@@ -24,7 +24,7 @@ interface PublicApp {
 /** The whole HTTP app a host builds: Fastify plus our plugin at `/api/public`, one key per company. */
 async function buildPublicApp(ports: WorkforcePorts, companyIds: readonly number[]): Promise<PublicApp> {
   const app = Fastify({ logger: false })
-  await app.register(workforceApi, { prefix: PREFIX, ...ports, moduleCacheTtlMs: 0 })
+  await app.register(workforceApi, { prefix: PREFIX, ...portsOf(ports), moduleCacheTtlMs: 0 })
   await app.ready()
   const keyOf = new Map<number, string>()
   for (const companyId of companyIds) {
