@@ -1,6 +1,12 @@
 /**
- * The suite's own fixture: the default seed dataset plus a few hand-made rows aimed at the
- * traps adapters fall into. Every expected answer of the suite is computed from it.
+ * The suite's own fixture: the default seed dataset, made adversarial, plus a few hand-made rows
+ * aimed at the traps adapters fall into. Every expected answer of the suite is computed from it.
+ *
+ * The seed is too regular for a fixture: its ids run 1..N and `created_at` grows with the id.
+ * `adversarial()` keeps its rows but renumbers every table with gaps (and a jump past 1000, so
+ * ids of one company cross digit counts) and shuffles each company's `created_at`/`updated_at`
+ * pairs, so an adapter that orders by `created_at` instead of `id`, orders ids as text, or mints
+ * ids as "count + 1" fails.
  *
  * The seed already has DST-day shifts and to-dos at 00:30 and 23:59:59 local, shared and
  * inactive users, mixed-case emails and an empty company 3. The edge rows add:
@@ -52,7 +58,7 @@ const stamps = (created: string, updated: string) => ({ created_at: at(created),
 
 /** Builds the fixture. Deterministic: two calls return deep-equal values. */
 export function conformanceFixture(): ConformanceFixture {
-  const ds = generateDataset()
+  const ds = adversarial(generateDataset())
   const nextId = (rows: { id: number }[]) => Math.max(0, ...rows.map((row) => row.id)) + 1
   const first = <T extends { company_id: number }>(rows: T[], companyId: number): T => {
     const row = rows.find((candidate) => candidate.company_id === companyId)
@@ -291,6 +297,126 @@ export function conformanceFixture(): ConformanceFixture {
     dataset: ds,
     edges: { person, pendingInCompany1: invitee.id, pendingInCompany2: inviteeOf2.id, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo },
   }
+}
+
+/** A new id for seed id `id`: strictly increasing (a supervisor stays an earlier employee), with gaps and a jump. */
+function gapped(id: number): number {
+  return 3 * id + (id % 3) + (id > 20 ? 1_000 : 0)
+}
+
+/** mulberry32: a small deterministic PRNG, so the shuffles are the same on every run. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}
+
+/** A Fisher–Yates shuffle of a copy of `values`. */
+function shuffled<T>(values: readonly T[], random: () => number): T[] {
+  const copy = [...values]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[copy[i], copy[j]] = [copy[j] as T, copy[i] as T]
+  }
+  return copy
+}
+
+type Stamped = { id: number; created_at: Date; updated_at: Date }
+
+/** Whether `rows` (in id order) are also in `created_at` order, or in its reverse: then the shuffle did nothing useful. */
+function createdOrderFollowsIds(rows: readonly Stamped[]): boolean {
+  const byId = [...rows].sort((a, b) => a.id - b.id)
+  const times = byId.map((row) => row.created_at.getTime())
+  const ascending = times.every((time, index) => index === 0 || time >= (times[index - 1] as number))
+  const descending = times.every((time, index) => index === 0 || time <= (times[index - 1] as number))
+  return ascending || descending
+}
+
+/**
+ * The seed, renumbered with gaps (every reference follows) and with each company's row dates
+ * shuffled among its rows, as pairs, so `updated_at >= created_at` still holds. A person's
+ * memberships move with the person's dates, so a membership never predates the person's last
+ * change (the host example shows the later of the two).
+ */
+function adversarial(ds: Dataset): Dataset {
+  const renumber = <T extends { id: number }>(rows: T[]): Map<number, number> => {
+    const ids = new Map(rows.map((row) => [row.id, gapped(row.id)]))
+    for (const row of rows) row.id = gapped(row.id)
+    return ids
+  }
+  const people = renumber(ds.people)
+  const roles = renumber(ds.roles)
+  const employees = renumber(ds.employees)
+  const projects = renumber(ds.projects)
+  const lists = renumber(ds.todoLists)
+  renumber(ds.shifts)
+  renumber(ds.absences)
+  renumber(ds.expenses)
+  renumber(ds.todos)
+  const to = (ids: Map<number, number>, id: number, what: string): number => {
+    const mapped = ids.get(id)
+    if (mapped === undefined) throw new Error(`conformance fixture: the seed refers to an unknown ${what} ${id}`)
+    return mapped
+  }
+  const toNullable = (ids: Map<number, number>, id: number | null, what: string) => (id === null ? null : to(ids, id, what))
+  for (const membership of ds.memberships) {
+    membership.user_id = to(people, membership.user_id, 'person')
+    membership.role_ids = membership.role_ids.map((id) => to(roles, id, 'role'))
+  }
+  for (const employee of ds.employees) {
+    employee.user_id = toNullable(people, employee.user_id, 'person')
+    employee.supervisor_id = toNullable(employees, employee.supervisor_id, 'employee')
+  }
+  for (const shift of ds.shifts) {
+    shift.employee_id = to(employees, shift.employee_id, 'employee')
+    shift.project_id = toNullable(projects, shift.project_id, 'project')
+  }
+  for (const absence of ds.absences) absence.employee_id = to(employees, absence.employee_id, 'employee')
+  for (const expense of ds.expenses) {
+    expense.employee_id = to(employees, expense.employee_id, 'employee')
+    expense.project_id = toNullable(projects, expense.project_id, 'project')
+  }
+  for (const todo of ds.todos) {
+    todo.list_id = to(lists, todo.list_id, 'to-do list')
+    todo.assigned_to = toNullable(people, todo.assigned_to, 'person')
+    todo.claimed_by = toNullable(people, todo.claimed_by, 'person')
+    todo.assignee_group_id = toNullable(roles, todo.assignee_group_id, 'role')
+  }
+
+  const random = prng(0x5eed_0011)
+  const shuffleStamps = (rows: Stamped[], what: string): Map<number, { created: number; updated: number }> => {
+    const moved = new Map<number, { created: number; updated: number }>()
+    const stamps = shuffled(
+      rows.map((row) => ({ created_at: row.created_at, updated_at: row.updated_at })),
+      random,
+    )
+    rows.forEach((row, index) => {
+      const stamp = stamps[index] as { created_at: Date; updated_at: Date }
+      moved.set(row.id, { created: stamp.created_at.getTime() - row.created_at.getTime(), updated: stamp.updated_at.getTime() - row.updated_at.getTime() })
+      row.created_at = stamp.created_at
+      row.updated_at = stamp.updated_at
+    })
+    if (rows.length > 2 && createdOrderFollowsIds(rows)) throw new Error(`conformance fixture: shuffling ${what} left created_at in id order`)
+    return moved
+  }
+  const companyIds = ds.companies.map((company) => company.id)
+  for (const table of ['roles', 'employees', 'projects', 'shifts', 'absences', 'expenses', 'todos'] as const) {
+    const rows: Array<Stamped & { company_id: number }> = ds[table]
+    for (const companyId of companyIds) shuffleStamps(rows.filter((row) => row.company_id === companyId), `${table} of company ${companyId}`)
+  }
+  const personMoved = shuffleStamps(ds.people, 'people')
+  for (const membership of ds.memberships) {
+    const moved = personMoved.get(membership.user_id)
+    if (moved === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.user_id}`)
+    membership.created_at = new Date(membership.created_at.getTime() + moved.created)
+    membership.updated_at = new Date(membership.updated_at.getTime() + moved.updated)
+  }
+  return ds
 }
 
 /** The suite lists "everything" with one page: keep every company's table under `MAX_LIMIT`. */

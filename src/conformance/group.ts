@@ -13,6 +13,17 @@ export interface ConformanceGroup {
   title: string
   /** Capabilities the group tests; it is left out when the subject declares any of them `false`. */
   requires: readonly Capability[]
-  /** Registers the group's tests with `it`; runs at collection time, so it must not touch the subject. */
+  /**
+   * The group reads or writes days and instants in ways a process time zone can hide (a day
+   * read back through a local-midnight `Date` is right in UTC and west of it, wrong east of
+   * it). It runs once under each of `DAY_TIME_ZONES`, with the process time zone (`TZ`) set
+   * around the subject's creation, its fixture load and the test, instead of once in the
+   * process's own zone.
+   */
+  timeZoneSensitive?: boolean
+  /**
+   * Registers the group's tests with `it` from `../harness.js`; runs at collection time (once
+   * per time zone for a time-zone-sensitive group), so it must not touch the subject.
+   */
   define(context: ConformanceContext): void
 }

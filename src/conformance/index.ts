@@ -2,11 +2,9 @@
  * `fastify-workforce-api/conformance`: the test suite every storage adapter must pass — ours
  * (memory, SQLite, Postgres) and a host's own. Needs vitest (an optional peer dependency).
  */
-import { afterEach, beforeEach, describe } from 'vitest'
-import { createContext } from './context.js'
-import { conformanceFixture, loadableCopy } from './fixture.js'
-import { CONFORMANCE_GROUPS } from './groups/index.js'
-import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type ConformanceSubject } from './subject.js'
+import { afterEach, beforeEach, describe, it } from './vitest-api.js'
+import { planConformance } from './plan.js'
+import type { ConformanceOptions } from './subject.js'
 
 /**
  * Registers the storage conformance suite for one adapter, as vitest `describe` blocks.
@@ -22,6 +20,12 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  * to the value of `keyStore`, `events` and `webhooks` to that of `writes`): a group whose
  * capability is `false` is not registered; one declared `true` that the subject lacks fails.
  * Failures name the call and show expected and actual values side by side.
+ *
+ * The day-sensitive groups (day windows, shift windows, to-do due windows, value fidelity) run
+ * once under each of `DAY_TIME_ZONES` — far east of UTC, west of it, and at a half-hour offset —
+ * with `process.env.TZ` set around the subject's creation, load and test, so a day read back
+ * through a local-midnight `Date` fails whatever zone the machine is in. That needs vitest's
+ * default pool, `forks` (a worker thread cannot change its process's time zone; the suite says so).
  *
  * The write groups (`writes`, `idempotency`, `events`, `webhooks`) change the subject's data;
  * each test still gets a fresh subject, so they never leak into the read groups. The webhook
@@ -56,31 +60,39 @@ import { checkConformanceOptions, resolveSupports, type ConformanceOptions, type
  * })
  */
 export function describeStorageConformance(options: ConformanceOptions): void {
-  checkConformanceOptions(options)
-  const supports = resolveSupports(options.supports)
-  const { dataset, edges } = conformanceFixture()
-  let current: ConformanceSubject | undefined
+  checkInsideVitest()
+  const plan = planConformance(options)
 
   describe(`storage conformance: ${options.name}`, () => {
-    beforeEach(async () => {
-      const subject = await options.create()
-      current = subject
-      await subject.loadDataset(loadableCopy(dataset))
-    })
-
-    afterEach(async () => {
-      const subject = current
-      current = undefined
-      await subject?.close()
-    })
-
-    const context = createContext({ name: options.name, fixture: dataset, edges, supports, current: () => current })
-    for (const group of CONFORMANCE_GROUPS) {
-      if (group.requires.every((capability) => supports[capability])) {
-        describe(group.title, () => group.define(context))
-      }
+    for (const group of plan.groups) {
+      describe(group.title, () => {
+        // One hook each way, so the time zone is set before the subject is created and the
+        // fixture loaded, whatever order a host's vitest config runs hooks in.
+        beforeEach(async () => {
+          await plan.open(group.timeZone)
+        })
+        afterEach(async () => {
+          await plan.close()
+        })
+        for (const test of group.tests) it(test.title, test.body)
+      })
     }
   })
+}
+
+/**
+ * vitest's `describe` outside a vitest run fails with `Cannot read properties of undefined`;
+ * say instead what the suite needs. vitest sets `VITEST` in its workers.
+ */
+function checkInsideVitest(): void {
+  const worker = (globalThis as { __vitest_worker__?: unknown }).__vitest_worker__
+  if (process.env.VITEST === undefined && worker === undefined) {
+    throw new Error(
+      'describeStorageConformance registers vitest tests: call it at the top level of a test file and run that file with vitest ' +
+        '(npx vitest run path/to/adapter.test.ts), not with node, jest, mocha or node:test. vitest (>= 3) is an optional peer dependency ' +
+        'of fastify-workforce-api: npm install --save-dev vitest.',
+    )
+  }
 }
 
 export type { ConformanceOptions, ConformanceSubject, ConformanceSupports } from './subject.js'
@@ -89,3 +101,6 @@ export type { ConformanceGroup } from './group.js'
 export type { ExpectedAnswers } from './expected.js'
 export { CONFORMANCE_GROUPS } from './groups/index.js'
 export { conformanceFixture, loadableCopy, type ConformanceFixture, type EdgeIds } from './fixture.js'
+export { DAY_TIME_ZONES } from './time-zones.js'
+// The errors the write ports throw, for an adapter's own imports next to the suite's.
+export { StorageUnavailable, WriteConflict } from '../ports/errors.js'

@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { expect } from './vitest-api.js'
 import type { ListResult, PageWindow, Storage } from '../ports/storage.js'
 import { MAX_LIMIT } from './fixture.js'
 import type { ExpectedAnswers } from './expected.js'

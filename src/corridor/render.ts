@@ -1,13 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
-import { StorageUnavailable } from '../ports/errors.js'
+import { StorageUnavailable, WriteConflict } from '../ports/errors.js'
 import { RESPONSE_HEADERS } from './response-headers.js'
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included
  * (malformed JSON, body too large, unsupported media type). A 5xx never shows internals:
  * the client gets a generic message and the request id; the log gets the error. A database
- * that cannot answer (`StorageUnavailable`) is a 503 with `Retry-After`, not a 500.
+ * that cannot answer (`StorageUnavailable`) is a 503 with `Retry-After`, not a 500, and a
+ * `WriteConflict` no route turned into its own 409 (an adapter's unique index the plugin did
+ * not foresee) is a 409 `conflict`, not a 500. Both are recognised from any copy of the package
+ * (src/ports/errors.ts).
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof ValidationError) {
@@ -20,6 +23,11 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
       .code(503)
       .header('retry-after', String(error.retryAfterSeconds))
       .send(errorEnvelope('service_unavailable', `The service is temporarily unavailable; retry after ${error.retryAfterSeconds} s (request ${request.id})`, 503))
+    return
+  }
+  if (error instanceof WriteConflict) {
+    request.log.info({ err: error, reqId: request.id }, 'workforce-api: write conflict')
+    reply.code(409).send(errorEnvelope('conflict', 'The request conflicts with the current state of the resource', 409))
     return
   }
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500

@@ -1,5 +1,56 @@
+/**
+ * The errors a port may throw on purpose, for the plugin to answer with a status of its own
+ * (409, 503) instead of a 500. Adapters import them from `fastify-workforce-api` (or
+ * `fastify-workforce-api/conformance`).
+ *
+ * `instanceof` recognises them by a brand (`Symbol.for`), not by object identity: the package's
+ * ESM and CommonJS builds, each subpath's bundle and two installed copies of the package each
+ * hold a class of their own, and an error thrown with any of them must still be recognised by
+ * the plugin, whichever build it was loaded from. An error that only looks alike (its own class
+ * named `WriteConflict`) is not: throw ours, or a subclass of it.
+ */
+
 /** Seconds a client is told to wait when the database cannot answer (`Retry-After`). */
 export const UNAVAILABLE_RETRY_AFTER_S = 1
+
+const WRITE_CONFLICT = Symbol.for('fastify-workforce-api/WriteConflict')
+const STORAGE_UNAVAILABLE = Symbol.for('fastify-workforce-api/StorageUnavailable')
+
+/** Whether `value` carries `brand` (set on the branded class's prototype, so subclasses carry it too). */
+function branded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true
+}
+
+/**
+ * `instanceof` for a branded base class: any copy's instance for the base itself, the ordinary
+ * prototype check for a subclass (so `x instanceof MyConflict` still means what it says).
+ */
+function brandedInstance(constructor: Function, base: Function, brand: symbol, value: unknown): boolean {
+  if (constructor !== base) return Function.prototype[Symbol.hasInstance].call(constructor, value)
+  return branded(value, brand)
+}
+
+/**
+ * Thrown by a `WriteTransaction` when a write would break uniqueness: a person whose email
+ * (compared case-insensitively) already exists (`createPerson`), or a membership that already
+ * exists, pending or accepted (`addMembership`, `addPendingMembership`). Throw it from the unique
+ * index's violation, so that of two racing transactions the loser gets it. The plugin answers
+ * 409 `conflict`; the transaction is rolled back like for any other error.
+ *
+ * @example
+ * try { await insertMembership(row) } catch (error) { if (isUniqueViolation(error)) throw new WriteConflict(`user ${userId} is already a member`, { cause: error }); throw error }
+ */
+export class WriteConflict extends Error {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'WriteConflict'
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstance(this, WriteConflict, WRITE_CONFLICT, value)
+  }
+}
+Object.defineProperty(WriteConflict.prototype, WRITE_CONFLICT, { value: true })
 
 /**
  * Thrown by an adapter when its database cannot answer now — unreachable, frozen, a timed-out
@@ -19,4 +70,9 @@ export class StorageUnavailable extends Error {
     this.name = 'StorageUnavailable'
     this.retryAfterSeconds = Math.max(1, Math.ceil(options.retryAfterSeconds ?? UNAVAILABLE_RETRY_AFTER_S))
   }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstance(this, StorageUnavailable, STORAGE_UNAVAILABLE, value)
+  }
 }
+Object.defineProperty(StorageUnavailable.prototype, STORAGE_UNAVAILABLE, { value: true })

@@ -122,10 +122,5 @@ export interface WriteStorage {
   transaction<T>(work: (tx: WriteTransaction) => Promise<T>): Promise<T>
 }
 
-/** Thrown by an adapter when a write would violate uniqueness (a duplicate email or membership). */
-export class WriteConflict extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'WriteConflict'
-  }
-}
+/** Thrown when a write would break uniqueness; the class lives with the other port errors. */
+export { WriteConflict } from './errors.js'

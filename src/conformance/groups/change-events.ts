@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ChangeEvent } from '../../ports/write-storage.js'
 import type { ConformanceGroup } from '../group.js'
 import { changeEvent } from '../webhook-facts.js'

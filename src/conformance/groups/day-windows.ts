@@ -1,4 +1,4 @@
-import { it } from 'vitest'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { distinct, expectListed, looseRecords } from '../list-assertions.js'
 
@@ -10,6 +10,7 @@ const DAY_RESOURCES = ['absences', 'expenses'] as const
  */
 export const dayWindows: ConformanceGroup = {
   title: 'day windows on day fields',
+  timeZoneSensitive: true,
   requires: [],
   define(ctx) {
     for (const resource of DAY_RESOURCES) {

@@ -1,4 +1,4 @@
-import { it } from 'vitest'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { assertSelective, distinct, expectListed, looseRecords } from '../list-assertions.js'
 import { FILTER_KEYS, LIST_RESOURCES, type FilterOf, type ListResource, type RecordOf } from '../resources.js'

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import { createMemoryAdapter } from '../../../adapters/memory/index.js'
 import { MemoryKeyStore } from '../../../adapters/memory/memory-key-store.js'
 import { MemoryModuleRegistry } from '../../../adapters/memory/memory-module-registry.js'

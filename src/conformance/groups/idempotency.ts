@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { IdempotencyBeginResult, IdempotencyStore } from '../../ports/idempotency-store.js'
 import type { ConformanceGroup } from '../group.js'
 import { CREATED_RESPONSE, EMPTY_RESPONSE, LEASE_MS, RETENTION_MS, attempt, responseOf, sha256 } from '../idempotency-requests.js'
@@ -159,6 +160,29 @@ export const idempotencyGroup: ConformanceGroup = {
         'another request on it after the retention',
       ).toEqual({ state: 'started' })
       expect(await completers(store, abandoned, ['token-a', 'token-b'], RETENTION_MS + 2), 'which tokens can complete it').toEqual(['token-b'])
+    })
+
+    it('renew extends the lease only for the token holding the slot, and only while in flight', async () => {
+      const store = ctx.idempotency()
+      const slot = sha256('renew: heartbeat')
+      expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), `begin at 0 (lease until ${LEASE_MS} ms)`).toEqual({ state: 'started' })
+      const steps = {
+        'renew by another token': await store.renew(slot, 'token-b', afterNow(3 * LEASE_MS)),
+        'renew of an unknown slot': await store.renew(sha256('renew: no such slot'), 'token-a', afterNow(3 * LEASE_MS)),
+        'renew by the holder, to twice the lease': await store.renew(slot, 'token-a', afterNow(2 * LEASE_MS)),
+      }
+      expect(steps, 'what each renew returned').toEqual({
+        'renew by another token': false,
+        'renew of an unknown slot': false,
+        'renew by the holder, to twice the lease': true,
+      })
+      expect(await store.begin(attempt(slot, fingerprint, 'token-c', LEASE_MS)), `begin at ${LEASE_MS} ms, after the first lease: renewed`).toEqual({ state: 'in_flight' })
+      expect(await store.begin(attempt(slot, fingerprint, 'token-c', 2 * LEASE_MS - 1)), `begin at ${2 * LEASE_MS - 1} ms, the renewed lease's last millisecond`).toEqual({
+        state: 'in_flight',
+      })
+      expect(await store.complete(slot, 'token-a', CREATED_RESPONSE, afterNow(2 * LEASE_MS - 1)), 'complete by the holder').toBe(true)
+      expect(await store.renew(slot, 'token-a', afterNow(5 * LEASE_MS)), 'renew of the completed slot').toBe(false)
+      expect(await store.begin(attempt(slot, fingerprint, 'token-d', 2 * LEASE_MS)), 'begin after the completion').toEqual({ state: 'replay', response: CREATED_RESPONSE })
     })
 
     it('release frees the slot only for the token holding it, and only while in flight', async () => {

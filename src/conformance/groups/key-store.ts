@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ApiKeyRecord, KeyStore } from '../../ports/key-store.js'
 import type { ConformanceGroup } from '../group.js'
 import { typed } from './value-fidelity.js'

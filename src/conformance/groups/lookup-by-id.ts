@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { LIST_RESOURCES, readerOf } from '../resources.js'
 

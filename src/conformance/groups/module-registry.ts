@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import { PLATFORM_MODULES } from '../../ports/module-registry.js'
 import type { ConformanceGroup } from '../group.js'
 

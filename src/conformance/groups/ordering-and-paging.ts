@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { describeCall, expectListed } from '../list-assertions.js'
 import { LIST_RESOURCES, readerOf } from '../resources.js'
@@ -54,6 +55,22 @@ export const orderingAndPaging: ConformanceGroup = {
         }
       })
     }
+
+    it('the fixture is adversarial: ids with gaps, created_at in another order than id (suite self-check)', () => {
+      for (const resource of LIST_RESOURCES) {
+        for (const companyId of [1, 2]) {
+          const rows = ctx.expected.records(resource, companyId)
+          const ids = rows.map((row) => row.id)
+          const byCreated = [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id - b.id).map((row) => row.id)
+          const gaps = ids.some((id, index) => index > 0 && id !== (ids[index - 1] as number) + 1)
+          const what = `conformance suite bug: ${resource} of company ${companyId}`
+          if (!gaps) throw new Error(`${what} has contiguous ids; an adapter minting count + 1 would pass`)
+          if (byCreated.join() === ids.join() || byCreated.join() === [...ids].reverse().join()) {
+            throw new Error(`${what} has created_at in id order; an adapter ordering by created_at would pass`)
+          }
+        }
+      }
+    })
 
     it('a filtered list pages over the filtered rows and reports the filtered total', async () => {
       const reader = readerOf(ctx.storage(), 'shifts')

@@ -1,11 +1,12 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { InvitedPerson, PersonRow } from '../../ports/dataset.js'
 import type { UserRecord } from '../../ports/records.js'
 import type { ConformanceContext } from '../context.js'
 import type { ConformanceGroup } from '../group.js'
 import { expectListed, WHOLE_LIST } from '../list-assertions.js'
 import { WRITE_NOW, afterNow, writeFacts } from '../write-facts.js'
-import { DeliberateRollback, describeOutcome, outcomeOf, pause, storageSnapshot } from '../write-outcomes.js'
+import { DeliberateRollback, describeOutcome, expectConflicts, expectOneWinner, outcomeOf, pause, storageSnapshot, type LabelledOutcome } from '../write-outcomes.js'
 
 const byNumber = (a: number, b: number) => a - b
 
@@ -140,9 +141,9 @@ export const pendingMemberships: ConformanceGroup = {
         { label: `addMembership(2, ${userId}) over the pending one`, run: () => ctx.writes().transaction((tx) => tx.addMembership(2, userId, [], later)) },
         { label: `addPendingMembership(1, ${userId}) over the accepted one`, run: () => ctx.writes().transaction((tx) => tx.addPendingMembership(1, userId, [], invited, later)) },
       ]
-      const outcomes: string[] = []
-      for (const duplicate of duplicates) outcomes.push(`${duplicate.label}: ${await outcomeOf(duplicate.run())}`)
-      expect(outcomes, 'a second membership of the same person and company').toEqual(duplicates.map(({ label }) => `${label}: WriteConflict`))
+      const outcomes: LabelledOutcome[] = []
+      for (const duplicate of duplicates) outcomes.push({ label: duplicate.label, outcome: await outcomeOf(duplicate.run()) })
+      expectConflicts(outcomes, 'a second membership of the same person and company')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
     })
 
@@ -276,14 +277,7 @@ export const pendingMemberships: ConformanceGroup = {
           }),
         ),
       )
-      const outcomes = results.map(describeOutcome)
-      expect(
-        {
-          succeeded: outcomes.filter((outcome) => outcome === 'resolved').length,
-          others: outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'WriteConflict'),
-        },
-        `${runs} concurrent addPendingMembership(2, ${userId}): ${outcomes.join(', ')}`,
-      ).toEqual({ succeeded: 1, others: [] })
+      expectOneWinner(results.map(describeOutcome), `${runs} concurrent addPendingMembership(2, ${userId})`)
       const rows = (await listUsers(2)).filter((user) => user.id === userId)
       expect(rows.map((user) => user.invitation_status), `rows of user ${userId} among the users of company 2`).toEqual(['pending'])
     })

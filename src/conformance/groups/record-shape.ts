@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { WHOLE_LIST } from '../list-assertions.js'
 import { LIST_RESOURCES, RECORD_KEYS, readerOf } from '../resources.js'

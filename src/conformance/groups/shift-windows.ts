@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ShiftFilter } from '../../ports/storage.js'
 import { EDGE_DAYS, edgeWindows, instantBounds, onCompanyDays } from '../company-days.js'
 import type { ConformanceGroup } from '../group.js'
@@ -31,6 +32,7 @@ const NAMED_CASES = [
  */
 export const shiftWindows: ConformanceGroup = {
   title: 'shift windows (instant bounds)',
+  timeZoneSensitive: true,
   requires: [],
   define(ctx) {
     it('a day window holds exactly the shifts starting on those company days, around DST changes', async () => {

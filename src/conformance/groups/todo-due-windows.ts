@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { DueBound, TodoFilter } from '../../ports/storage.js'
 import type { Day, TodoRecord } from '../../ports/records.js'
 import { EDGE_DAYS, edgeWindows, instantBounds, onCompanyDays } from '../company-days.js'
@@ -56,6 +57,7 @@ function dueOnDays(todo: TodoRecord, zone: string, from: Day | undefined, to: Da
  */
 export const todoDueWindows: ConformanceGroup = {
   title: 'to-do due windows (all-day days and timed instants)',
+  timeZoneSensitive: true,
   requires: [],
   define(ctx) {
     it('a due window holds the all-day to-dos of those days and the timed ones due on those company days', async () => {

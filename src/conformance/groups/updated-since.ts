@@ -1,4 +1,4 @@
-import { it } from 'vitest'
+import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { distinct, expectListed, looseRecords } from '../list-assertions.js'
 import { UPDATED_SINCE_RESOURCES } from '../resources.js'

@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { ClaimedDelivery, WebhookStore } from '../../ports/webhook-store.js'
 import type { ConformanceGroup } from '../group.js'
 import { DELIVERY_LEASE_MS, attemptRecord, changeEvent, endpointId, endpointRecord, eventId, outcome } from '../webhook-facts.js'

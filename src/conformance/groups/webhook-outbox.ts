@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { WebhookDeliveryWithAttempts, WebhookEndpointRecord, WebhookStore } from '../../ports/webhook-store.js'
 import type { ChangeEvent } from '../../ports/write-storage.js'
 import type { ConformanceContext } from '../context.js'

@@ -1,4 +1,5 @@
-import { expect, it } from 'vitest'
+import { expect } from '../vitest-api.js'
+import { it } from '../harness.js'
 import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
 import type { TodoRecord, UserRecord } from '../../ports/records.js'
 import type { ConformanceContext } from '../context.js'
@@ -6,7 +7,7 @@ import type { ConformanceGroup } from '../group.js'
 import { WHOLE_LIST } from '../list-assertions.js'
 import { CREATED_RESPONSE, attempt, responseOf, sha256 } from '../idempotency-requests.js'
 import { WRITE_NOW, afterNow, writeFacts } from '../write-facts.js'
-import { DeliberateRollback, describeOutcome, outcomeOf, pause, storageSnapshot } from '../write-outcomes.js'
+import { DeliberateRollback, describeOutcome, expectConflicts, expectOneWinner, outcomeOf, pause, storageSnapshot, type LabelledOutcome } from '../write-outcomes.js'
 
 const byNumber = (a: number, b: number) => a - b
 
@@ -192,25 +193,23 @@ export const writesGroup: ConformanceGroup = {
         { label: `${plain.email} upper-cased`, email: plain.email.toUpperCase() },
         { label: `${plain.email} as stored`, email: plain.email },
       ]
-      const outcomes: string[] = []
+      const outcomes: LabelledOutcome[] = []
       for (const { label, email } of attempts) {
         const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.createPerson({ email, first_name: 'Dup', last_name: 'Licate' }, WRITE_NOW)))
-        outcomes.push(`${label}: ${outcome}`)
+        outcomes.push({ label, outcome })
       }
       // The duplicate of a person created earlier in the same transaction.
       const fresh = 'Fresh.Person@Example.com'
-      outcomes.push(
-        `${fresh} twice in one transaction: ${await outcomeOf(
+      outcomes.push({
+        label: `${fresh} twice in one transaction`,
+        outcome: await outcomeOf(
           ctx.writes().transaction(async (tx) => {
             await tx.createPerson({ email: fresh, first_name: 'Fresh', last_name: 'Person' }, WRITE_NOW)
             await tx.createPerson({ email: fresh.toLowerCase(), first_name: 'Fresh', last_name: 'Again' }, WRITE_NOW)
           }),
-        )}`,
-      )
-      expect(outcomes, 'createPerson of an existing email').toEqual([
-        ...attempts.map(({ label }) => `${label}: WriteConflict`),
-        `${fresh} twice in one transaction: WriteConflict`,
-      ])
+        ),
+      })
+      expectConflicts(outcomes, 'createPerson of an existing email')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
       const found = await ctx.writes().transaction(async (tx) => ({
         edge: await tx.findUserIdByEmail(edge.email.toLowerCase()),
@@ -240,12 +239,12 @@ export const writesGroup: ConformanceGroup = {
         { label: `addMembership(2, ${userId}) again, other roles`, company: 2, user: userId, roles: f.roleIds(2).slice(2, 3) },
         { label: `addMembership(1, ${f.sharedUser}), a fixture membership`, company: 1, user: f.sharedUser, roles: [] },
       ]
-      const outcomes: string[] = []
+      const outcomes: LabelledOutcome[] = []
       for (const duplicate of duplicates) {
         const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.addMembership(duplicate.company, duplicate.user, duplicate.roles, later)))
-        outcomes.push(`${duplicate.label}: ${outcome}`)
+        outcomes.push({ label: duplicate.label, outcome })
       }
-      expect(outcomes, 'addMembership of an existing membership').toEqual(duplicates.map(({ label }) => `${label}: WriteConflict`))
+      expectConflicts(outcomes, 'addMembership of an existing membership')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
     })
 
@@ -423,7 +422,7 @@ export const writesGroup: ConformanceGroup = {
           await tx.addMembership(1, f.sharedUser, [], WRITE_NOW) // already a member
         }),
       )
-      expect(outcome, `the transaction ending in addMembership(1, ${f.sharedUser}), an existing membership`).toBe('WriteConflict')
+      expectConflicts([{ label: `the transaction ending in addMembership(1, ${f.sharedUser}), an existing membership`, outcome }], 'a conflict in the middle of a transaction')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'every list and company after the rollback').toEqual(before)
       const later = afterNow(5_000)
       const returned = await ctx.writes().transaction(async (tx) => {
@@ -563,12 +562,7 @@ export const writesGroup: ConformanceGroup = {
           }),
         ),
       )
-      const outcomes = results.map(describeOutcome)
-      const succeeded = outcomes.filter((outcome) => outcome === 'resolved').length
-      expect(
-        { succeeded, others: outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'WriteConflict') },
-        `${runs} concurrent addMembership(2, ${userId}): ${outcomes.join(', ')}`,
-      ).toEqual({ succeeded: 1, others: [] })
+      expectOneWinner(results.map(describeOutcome), `${runs} concurrent addMembership(2, ${userId})`)
       const users = await listUsers(2)
       expect(
         users.filter((user) => user.id === userId).length,
@@ -594,14 +588,7 @@ export const writesGroup: ConformanceGroup = {
           }),
         ),
       )
-      const outcomes = results.map(describeOutcome)
-      expect(
-        {
-          succeeded: outcomes.filter((outcome) => outcome === 'resolved').length,
-          others: outcomes.filter((outcome) => outcome !== 'resolved' && outcome !== 'WriteConflict'),
-        },
-        `${emails.length} concurrent createPerson of one email: ${outcomes.join(', ')}`,
-      ).toEqual({ succeeded: 1, others: [] })
+      expectOneWinner(results.map(describeOutcome), `${emails.length} concurrent createPerson of one email`)
       const winner = results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<number> | undefined
       const found = await ctx.writes().transaction((tx) => tx.findUserIdByEmail('race.winner@example.com'))
       expect(found, 'findUserIdByEmail after the race: the winner').toBe(winner?.value)
