@@ -6,6 +6,7 @@ export { InvitationError, InvitationManager, type InvitationRef } from './invita
 export type { Invitation, InviteSender } from './ports/invite-sender.js'
 export { INVITATION_STATUSES } from './ports/records.js'
 export { KeyManager, KeyManagementError, type ApiKeyInfo, type CreateKeyInput, type CreatedKey } from './keys/key-manager.js'
+export { normaliseScopes, type KeyScope } from './keys/key-manager.js'
 export type { Clock } from './ports/clock.js'
 export { systemClock } from './ports/clock.js'
 export type { ApiKeyRecord, KeyState, KeyStore } from './ports/key-store.js'
@@ -14,6 +15,7 @@ export type * from './ports/storage.js'
 export type * from './ports/records.js'
 export { portsOf, type WorkforcePorts } from './ports/index.js'
 export { StorageUnavailable } from './ports/errors.js'
+export { WriteConflict } from './ports/errors.js'
 export { ALL_SCOPES, SCOPE_MODULES, type Scope } from './scopes.js'
 export { ErrorEnvelope, OPTION_ERROR_CODES, UNAUTHORIZED_MESSAGE, WorkforceOptionError, type ErrorDetail } from './errors.js'
 export { handleError as workforceErrorHandler, handleNotFound as workforceNotFoundHandler, workforceFrameworkErrors } from './corridor/render.js'
@@ -41,3 +43,21 @@ export { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './webhooks/retry.
 export type * from './ports/webhook-store.js'
 export type { WebhookRequest, WebhookResponse, WebhookTransport } from './ports/webhook-transport.js'
 export type { ChangeEvent } from './ports/write-storage.js'
+export type { NewPerson, TodoFields, WriteStorage, WriteTransaction } from './ports/write-storage.js'
+export type { IdempotencyBegin, IdempotencyBeginResult, IdempotencyStore, StoredResponse } from './ports/idempotency-store.js'
+export type { CacheInvalidation, InvalidationFeed } from './ports/invalidation-feed.js'
+export type { ModuleSwitchboard, ReferenceAdapterPorts } from './ports/index.js'
+export {
+  emptyDataset,
+  type AbsenceRow,
+  type Dataset,
+  type EmployeeRow,
+  type ExpenseRow,
+  type InvitedPerson,
+  type MembershipRow,
+  type ModuleRow,
+  type PersonRow,
+  type ProjectRow,
+  type ShiftRow,
+  type TodoListRow,
+} from './ports/dataset.js'

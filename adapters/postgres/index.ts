@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type pg from 'pg'
+import type * as pg from 'pg'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'

@@ -1,5 +1,5 @@
-import pg from 'pg'
 import type { SqlCodec, SqlColumnTypes } from '../sql/codec.js'
+import { pgDriver } from './postgres-driver.js'
 
 const INT8_OID = 20
 const DATE_OID = 1082
@@ -22,7 +22,7 @@ function parseInt8(text: string): number {
  * other queries must keep the parsers they expect. Types not listed fall back to pg's
  * defaults (timestamptz → Date, boolean, jsonb → parsed JSON, float8 → number).
  */
-export const postgresTypes = new pg.TypeOverrides()
+export const postgresTypes = new pgDriver.TypeOverrides()
 postgresTypes.setTypeParser(INT8_OID, 'text', parseInt8)
 // pg's default turns a `date` into a Date at local midnight: a day is a day, keep 'YYYY-MM-DD'.
 postgresTypes.setTypeParser(DATE_OID, 'text', (text: string) => text)

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
-import pg from 'pg'
+import type * as pg from 'pg'
 import { StorageUnavailable } from '../../src/ports/errors.js'
 import type { PreparedQuery, SqlRunner } from '../sql/prepared.js'
 import { postgresTypes } from './postgres-codec.js'
+import { pgDriver } from './postgres-driver.js'
 import { acquireTimeoutCause, toStorageError, unavailableReason } from './postgres-errors.js'
 
 /**
@@ -36,7 +37,7 @@ export interface PostgresPoolSettings {
  */
 export function createPostgresPool(connectionString: string, settings: PostgresPoolSettings): pg.Pool {
   const options = `-c statement_timeout=${settings.statementTimeoutMs} -c plan_cache_mode=force_custom_plan`
-  const pool = new pg.Pool({
+  const pool = new pgDriver.Pool({
     connectionString,
     options,
     connectionTimeoutMillis: settings.acquireTimeoutMs,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type pg from 'pg'
+import type * as pg from 'pg'
 import type { DueSignal } from '../sql/due-signal.js'
 import type { QueryDb } from '../sql/prepared.js'
 import { startPostgresListener } from './postgres-listener.js'

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely'
-import pg from 'pg'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { TABLE_PREFIX } from '../sql/schema.js'
 import { loadDataset } from '../sql/sql-fixtures.js'
 import { postgresCodec } from './postgres-codec.js'
+import { pgDriver } from './postgres-driver.js'
 
 /**
  * Loads a dataset with its explicit ids, then moves every identity sequence past the
@@ -27,7 +27,7 @@ async function restartIdentitiesAfterMaxId(db: Kysely<any>, schema: string | und
     order by table_name`.execute(db)
   for (const { table_name: table } of rows) {
     // pg_get_serial_sequence parses its argument as SQL, so the name is quoted as SQL.
-    const qualified = schema === undefined ? pg.escapeIdentifier(table) : `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`
+    const qualified = schema === undefined ? pgDriver.escapeIdentifier(table) : `${pgDriver.escapeIdentifier(schema)}.${pgDriver.escapeIdentifier(table)}`
     const from = schema === undefined ? sql.table(table) : sql.table(`${schema}.${table}`)
     await sql`
       select setval(pg_get_serial_sequence(${qualified}, 'id'), coalesce((select max(id) from ${from}), 0) + 1, false)

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type pg from 'pg'
+import type * as pg from 'pg'
 import type { CacheInvalidation, InvalidationFeed } from '../../src/ports/invalidation-feed.js'
 import type { ChangeNotifier } from '../sql/change-notifier.js'
 import { startPostgresListener } from './postgres-listener.js'

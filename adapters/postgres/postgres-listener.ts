@@ -1,4 +1,5 @@
-import pg from 'pg'
+import type * as pg from 'pg'
+import { pgDriver } from './postgres-driver.js'
 
 /** Waits after a lost connection before listening again: 100 ms, doubling, at most 2 s. */
 const RECONNECT_MIN_MS = 100
@@ -41,7 +42,7 @@ export function startPostgresListener(options: PostgresListenerOptions): Postgre
   let delay = RECONNECT_MIN_MS
 
   const listen = async (): Promise<void> => {
-    const next = new pg.Client(connection)
+    const next = new pgDriver.Client(connection)
     next.on('notification', (message) => {
       if (message.channel === channel) onMessage(message.payload ?? '')
     })
@@ -52,7 +53,7 @@ export function startPostgresListener(options: PostgresListenerOptions): Postgre
     next.on('end', () => lost(next))
     try {
       await next.connect()
-      await next.query(`listen ${pg.escapeIdentifier(channel)}`)
+      await next.query(`listen ${pgDriver.escapeIdentifier(channel)}`)
     } catch (error) {
       await next.end().catch(() => {})
       throw error

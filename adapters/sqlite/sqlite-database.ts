@@ -1,8 +1,9 @@
-import Database from 'better-sqlite3'
+import type * as Database from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { PreparedQuery, ReadScope, SqlRunner } from '../sql/prepared.js'
 import type { SqlTransactor } from '../sql/sql-transactor.js'
 import { untilReadable, type TransactionGate } from '../transaction-gate.js'
+import { BetterSqlite3 } from './sqlite-driver.js'
 import { guardedForKysely, guardSqlite } from './sqlite-errors.js'
 import type { SqliteReadPool } from './sqlite-read-pool.js'
 import type { SlowReadRouter } from './sqlite-slow-reads.js'
@@ -18,7 +19,7 @@ export const BUSY_TIMEOUT_MS = 1_000
 
 /** Opens a database file with the settings a server wants: WAL, a busy timeout, normal sync. */
 export function openSqliteDatabase(filename: string): SqliteDatabase {
-  const database = new Database(filename)
+  const database = new BetterSqlite3(filename)
   // Ignored by `:memory:`, which keeps its own journal: there is no file to share.
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')

@@ -18,9 +18,16 @@ export interface ApiKeyInfo {
   last_used_at: string | null
 }
 
+/** A scope a key can be created with: one of spec section 5's, or `'all'` for every one. */
+export type KeyScope = Scope | 'all'
+
 export interface CreateKeyInput {
   companyId: number
-  scopes: readonly string[]
+  /**
+   * The scopes the key grants (spec section 5), or `'all'` for every one. Typed, so a typo such
+   * as `'todos:wrte'` does not compile; names read at run time go through `normaliseScopes()` first.
+   */
+  scopes: readonly KeyScope[]
   expiresAt?: Date | null
   name?: string | null
   /** This key's requests per rate-limit window (1 to 1,000,000,000); default: the plugin's `rateLimit.max`. */

@@ -10,6 +10,7 @@
 import fc from 'fast-check'
 import type { RawHeaders, RawRequest, RawResponse } from '../helpers/http-client.js'
 import { mapBounded, rawExchange } from '../helpers/http-client.js'
+import type { KeyScope } from '../../src/keys/key-manager.js'
 import { attackArbitrary, FRESH, KEY_NAMES, resolveAttack, SCOPES, type Attack, type AuthPlan, type KeyName, type KeyRing, type RouteInfo } from './arbitraries.js'
 import { checkResponse, describeRequest, headerProblem, PREFIX, squeeze, type AttackServer } from './harness.js'
 
@@ -63,7 +64,7 @@ function note(findings: string[], status: number, example: string): void {
 /** One key of each `KeyName` on `server` (company 1 unless the name says otherwise). */
 export async function createKeyRing(server: AttackServer): Promise<KeyRing> {
   const keys = server.app.workforceApi.keys
-  const make = async (companyId: number, scopes: readonly string[]) => keys.create({ companyId, scopes, expiresAt: null, name: null })
+  const make = async (companyId: number, scopes: readonly KeyScope[]) => keys.create({ companyId, scopes, expiresAt: null, name: null })
   const full = (await make(1, ['all'])).key
   const ring: Partial<Record<KeyName, string>> = { full }
   for (const scope of SCOPES) ring[`scope:${scope}`] = (await make(1, [scope])).key

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyRequestResponse as Response } from 'fastify'
-import type { CreatedKey } from '../../src/keys/key-manager.js'
+import type { CreatedKey, KeyScope } from '../../src/keys/key-manager.js'
 import type { WorkforceApiOptions } from '../../src/options.js'
 import { workforceApi } from '../../src/plugin.js'
 import type { Dataset } from '../../src/ports/dataset.js'
@@ -35,9 +35,9 @@ export interface TestApp {
   app: FastifyInstance
   adapter: ReadAdapter
   /** A new key of `companyId` with `scopes` (default `['all']`): the full plaintext key. */
-  keyFor(companyId: number, scopes?: readonly string[], extras?: KeyExtras): Promise<string>
+  keyFor(companyId: number, scopes?: readonly KeyScope[], extras?: KeyExtras): Promise<string>
   /** Same, with the key's info (key_id, state …) for lifecycle tests. */
-  createKey(companyId: number, scopes?: readonly string[], extras?: KeyExtras): Promise<CreatedKey>
+  createKey(companyId: number, scopes?: readonly KeyScope[], extras?: KeyExtras): Promise<CreatedKey>
   /** `GET <prefix><path>` with the key in `X-Api-Key`, or with the given headers. */
   get(path: string, auth?: string | Record<string, string | string[] | undefined>): Promise<Response>
   /** Closes the app, then the adapter. */
@@ -81,7 +81,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     throw error
   }
 
-  const createKey = (companyId: number, scopes: readonly string[] = ['all'], extras: KeyExtras = {}) =>
+  const createKey = (companyId: number, scopes: readonly KeyScope[] = ['all'], extras: KeyExtras = {}) =>
     app.workforceApi.keys.create({ companyId, scopes, expiresAt: extras.expiresAt ?? null, name: extras.name ?? null })
 
   return {

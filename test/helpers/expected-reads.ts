@@ -13,6 +13,7 @@ import type {
   ShiftRow,
 } from '../../src/ports/dataset.js'
 import type { RoleRecord, TodoRecord } from '../../src/ports/records.js'
+import type { Scope } from '../../src/scopes.js'
 import { seedDataset } from './build.js'
 
 export const DATASET: Dataset = seedDataset()
@@ -29,7 +30,7 @@ export type ListResource = Table | 'users'
 export const LIST_RESOURCES: ListResource[] = ['users', 'employees', 'roles', 'projects', 'shifts', 'absences', 'expenses', 'todos']
 
 /** The scope each resource needs (spec 5). */
-export const SCOPE_OF: Record<ListResource | 'company', string> = {
+export const SCOPE_OF: Record<ListResource | 'company', Scope> = {
   users: 'users:read',
   employees: 'employees:read',
   roles: 'roles:read',

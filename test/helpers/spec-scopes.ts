@@ -1,5 +1,7 @@
-/** Every scope of spec section 5, written out from the spec's table (not from our code). */
-export const SPEC_SCOPES = [
+import type { Scope } from '../../src/scopes.js'
+
+/** Every scope of spec section 5, written out from the spec's table (not from our code; the type checks that both agree). */
+export const SPEC_SCOPES: Scope[] = [
   'users:read',
   'users:write',
   'employees:read',

@@ -9,6 +9,7 @@ import {
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencySettings,
 } from '../../src/corridor/idempotency.js'
+import type { KeyScope } from '../../src/keys/key-manager.js'
 import type { Clock } from '../../src/ports/clock.js'
 import type { ChangeEvent, WriteStorage, WriteTransaction } from '../../src/ports/write-storage.js'
 import type { WorkforceApiOptions } from '../../src/options.js'
@@ -213,7 +214,7 @@ export interface WriteTestApp {
   /** Idempotency settings as the plugin uses them by default, for calling `purge` directly. */
   idempotencySettings(overrides?: Partial<IdempotencySettings>): IdempotencySettings
   /** A new key of `companyId` with `scopes` (default `['all']`): the full plaintext key. */
-  keyFor(companyId: number, scopes?: readonly string[]): Promise<string>
+  keyFor(companyId: number, scopes?: readonly KeyScope[]): Promise<string>
   /** The key id (`owk_<id>_…`) of a plaintext key, for `app.workforceApi.keys.disable/enable`. */
   keyIdOf(key: string): string
   events(): Promise<ChangeEvent[]>
