@@ -2,19 +2,26 @@ import { parseArgs } from 'node:util'
 import { CliError } from './open-adapter.js'
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean' }>
+
+export const DB_FLAG = { db: { type: 'string' } } as const
+export const JSON_FLAG = { json: { type: 'boolean' } } as const
+
 type ParsedFlags<T extends FlagSpec> = { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string }
 
-/** Parses a command's flags strictly: an unknown flag or a stray positional is a usage error. */
+/**
+ * Parses a command's flags strictly: an unknown flag or a stray positional is a usage error
+ * (exit 2), reported with `usage` (`usageText()`).
+ */
 export function parseFlags<T extends FlagSpec>(args: string[], spec: T, usage: string): ParsedFlags<T> {
   try {
     return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values as ParsedFlags<T>
   } catch (error) {
-    throw new CliError(`${(error as Error).message}\nusage: ${usage}`, 2)
+    throw new CliError(`${(error as Error).message}\n${usage}`, 2)
   }
 }
 
 export function required(value: string | undefined, flag: string, usage: string): string {
-  if (value === undefined || value === '') throw new CliError(`missing --${flag}\nusage: ${usage}`, 2)
+  if (value === undefined || value === '') throw new CliError(`missing --${flag}\n${usage}`, 2)
   return value
 }
 

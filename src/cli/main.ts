@@ -1,80 +1,85 @@
 #!/usr/bin/env node
-import { keys, modules, seed, serve, type CliOutput } from './commands.js'
+import { describeFailure, describeStack, exitCodeOf } from './failure.js'
+import { helpFor, isCommand, overview } from './help.js'
+import { keys, modules } from './keys.js'
 import { CliError } from './open-adapter.js'
+import type { CliOutput } from './output.js'
+import { migrate, seed } from './seed.js'
+import { serve } from './serve.js'
+import { packageVersion } from './version.js'
 import { webhooks } from './webhooks.js'
 
-const USAGE = `usage: workforce-api <command> [flags]
-
-commands:
-  seed      --db X [--scale N] [--json]            migrate and load the demo data set
-  keys      create|list|disable|enable|revoke ...  manage API keys
-  modules   set --db X --company ID --module M --active true|false
-  webhooks  create --db X --company ID --url U --events a,b|all [--description S] [--allow-private] [--json]
-            list --db X --company ID [--json]
-            enable|disable|delete|rotate --db X --id ID [--json]
-            deliveries --db X --id ID [--limit N] [--before ID] [--json]
-                                                   manage webhook endpoints; create and rotate print
-                                                   the signing secret once, as the last line {"id","secret"}
-  serve     --db X [--port N] [--host H] [--redis URL] [--rate-limit N] ...   start the API server
-            [--allow-private-webhooks]             deliver to http and private addresses (development only)
-            [--webhook-retry-schedule 5s,5m,...]   delays between delivery attempts
-            [--no-dispatcher]                      serve the API only; other instances deliver
-
---db is a SQLite file path or a postgres:// URL.
-Webhook signing secrets are sealed with WORKFORCE_WEBHOOK_KEY (base64 of 32 bytes). If it is
-unset, a SQLite database uses the key file <db>.webhook-key, created on first use; a Postgres
-database needs the variable, the same for every command and serve instance.`
+const HELP_FLAGS = ['-h', '--help']
+const VERSION_FLAGS = ['-v', '--version']
+const VERBOSE_FLAG = '--verbose'
 
 const out: CliOutput = {
   line: (text) => process.stdout.write(`${text}\n`),
   json: (value) => process.stdout.write(`${JSON.stringify(value)}\n`),
   note: (text) => process.stderr.write(`workforce-api: ${text}\n`),
+  interactive: process.stdout.isTTY === true && process.stderr.isTTY === true,
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...args] = argv
-  switch (command) {
-    case 'seed':
-      return seed(args, out)
-    case 'keys':
-      return keys(args, out)
-    case 'modules':
-      return modules(args, out)
-    case 'webhooks':
-      return webhooks(args, out)
-    case 'serve': {
-      const server = await serve(args, out)
-      const stop = (signal: NodeJS.Signals) => {
-        process.stderr.write(`workforce-api: ${signal}: finishing in-flight requests, then exiting\n`)
-        server.close().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            process.stderr.write(`workforce-api: shutdown failed: ${String(error)}\n`)
-            process.exit(1)
-          },
-        )
-      }
-      process.once('SIGINT', stop)
-      process.once('SIGTERM', stop)
-      return
-    }
-    case undefined:
-    case '--help':
-    case 'help':
-      out.line(USAGE)
-      if (command === undefined) process.exitCode = 2
-      return
-    default:
-      throw new CliError(`unknown command "${command}"\n${USAGE}`, 2)
-  }
+const COMMANDS: Readonly<Record<string, (args: string[], out: CliOutput) => Promise<void>>> = {
+  seed,
+  migrate,
+  keys,
+  modules,
+  webhooks,
+  serve: serveUntilSignalled,
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof CliError) {
-    process.stderr.write(`workforce-api: ${error.message}\n`)
-    process.exitCode = error.exitCode
-  } else {
-    process.stderr.write(`workforce-api: ${(error as Error).stack ?? String(error)}\n`)
-    process.exitCode = 1
+async function main(args: string[]): Promise<void> {
+  const [command, ...rest] = args
+  if (command === undefined) {
+    out.line(overview())
+    process.exitCode = 2
+    return
   }
+  if (VERSION_FLAGS.includes(command)) return out.line(packageVersion())
+  if (HELP_FLAGS.includes(command) || command === 'help') return out.line(helpFor(rest[0], rest[1]))
+  const run = COMMANDS[command]
+  if (run === undefined || !isCommand(command)) throw new CliError(`unknown command "${command}"; run 'workforce-api --help' for the commands`, 2)
+  // Help wins over everything else on the line, as in git and npm: `keys create --db x --help` helps.
+  if (rest.some((arg) => HELP_FLAGS.includes(arg))) {
+    const action = rest[0] !== undefined && !rest[0].startsWith('-') ? rest[0] : undefined
+    return out.line(helpFor(command, action))
+  }
+  await run(rest, out)
+}
+
+/** `serve`, kept running until SIGINT or SIGTERM, then shut down gracefully. */
+async function serveUntilSignalled(args: string[], output: CliOutput): Promise<void> {
+  const server = await serve(args, output)
+  const stop = (signal: NodeJS.Signals) => {
+    process.stderr.write(`workforce-api: ${signal}: finishing in-flight requests, then exiting\n`)
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`workforce-api: shutdown failed: ${describeFailure(error, undefined)}\n`)
+        process.exit(1)
+      },
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+/** The `--db` value on the command line, for failure messages. */
+function dbOf(args: readonly string[]): string | undefined {
+  for (const [index, arg] of args.entries()) {
+    if (arg === '--db') return args[index + 1]
+    if (arg.startsWith('--db=')) return arg.slice('--db='.length)
+  }
+  return undefined
+}
+
+const argv = process.argv.slice(2)
+const verbose = argv.includes(VERBOSE_FLAG)
+const args = argv.filter((arg) => arg !== VERBOSE_FLAG)
+main(args).catch((error: unknown) => {
+  // One line (a usage error adds its usage); the stack only when asked for.
+  process.stderr.write(`workforce-api: ${describeFailure(error, dbOf(args))}\n`)
+  if (verbose && !(error instanceof CliError)) process.stderr.write(`${describeStack(error)}\n`)
+  process.exitCode = exitCodeOf(error)
 })

@@ -1,4 +1,10 @@
+import { statSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { sql, type Kysely } from 'kysely'
+import { migrationStatus, type MigrationStatus } from '../../adapters/sql/migrate.js'
+import { loadPostgresDatasetStream, loadSqliteDatasetStream, type LoadProgress } from '../../adapters/sql/sql-fixtures.js'
 import type { ReferenceAdapterPorts } from '../ports/index.js'
+import type { DatasetChunk } from '../seed/generate.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
@@ -7,20 +13,153 @@ export function isPostgresUrl(db: string): boolean {
   return POSTGRES_URL.test(db)
 }
 
-/** What the CLI needs of an adapter: the ports, the fixture hook, module switches, close. */
-export type CliAdapter = ReferenceAdapterPorts
+/** What the CLI needs of an adapter: the ports, the fixture hooks, module switches, close. */
+export interface CliAdapter extends ReferenceAdapterPorts {
+  /** Loads streamed rows (`streamDataset`) in one transaction, at bulk speed: `seed`. */
+  loadStream(chunks: Iterable<DatasetChunk>, progress: LoadProgress): Promise<void>
+}
+
+export interface OpenOptions {
+  /**
+   * `seed` and `migrate`: create what is missing (a SQLite file; the schema) and migrate.
+   * Otherwise the database must exist and be migrated to the latest, or the CLI refuses it with
+   * the command to run: a typo in `--db` must not quietly become an empty database that
+   * answers every key with 401.
+   */
+  create?: boolean
+  /** `serve`: SQLite's read workers run slow reads off the event loop. Other commands run none. */
+  readWorkers?: boolean
+}
 
 /**
- * Opens the adapter a `--db` value names, migrating it: a `postgres://` URL, or else a
- * SQLite file path. Adapters are imported lazily so one never loads the other's driver.
+ * Opens the adapter a `--db` value names: a `postgres://` URL, or else a SQLite file path.
+ * Adapters are imported lazily so one never loads the other's driver.
+ *
+ * @throws CliError when the database is missing or not migrated (and `create` is off)
  */
-export async function openAdapter(db: string): Promise<CliAdapter> {
-  if (POSTGRES_URL.test(db)) {
-    const { openPostgresAdapter } = await import('../../adapters/postgres/index.js')
-    return openPostgresAdapter({ connectionString: db })
+export async function openAdapter(db: string, options: OpenOptions = {}): Promise<CliAdapter> {
+  const create = options.create === true
+  const opened = await openUnchecked(db, { create, migrate: create, readWorkers: options.readWorkers === true })
+  if (create) return opened.adapter
+  try {
+    refuseUnmigrated(db, await opened.status())
+  } catch (error) {
+    await opened.adapter.close()
+    throw error
   }
-  const { openSqliteAdapter } = await import('../../adapters/sqlite/index.js')
-  return openSqliteAdapter({ filename: db })
+  return opened.adapter
+}
+
+/** Opens the adapter, runs `work`, closes it. */
+export async function withAdapter<T>(db: string, work: (adapter: CliAdapter) => Promise<T>, options: OpenOptions = {}): Promise<T> {
+  const adapter = await openAdapter(db, options)
+  try {
+    return await work(adapter)
+  } finally {
+    await adapter.close()
+  }
+}
+
+/**
+ * `workforce-api migrate`: creates what is missing and brings the schema to the latest.
+ * Returns the migrations it applied, oldest first (none when it was at the latest).
+ */
+export async function migrateDatabase(db: string): Promise<string[]> {
+  const before = await openUnchecked(db, { create: true, migrate: false, readWorkers: false })
+  let pending: string[]
+  try {
+    pending = (await before.status()).pending
+  } finally {
+    await before.adapter.close()
+  }
+  if (pending.length > 0) await (await openUnchecked(db, { create: true, migrate: true, readWorkers: false })).adapter.close()
+  return pending
+}
+
+interface Unchecked {
+  adapter: CliAdapter
+  status(): Promise<MigrationStatus>
+}
+
+async function openUnchecked(db: string, options: { create: boolean; migrate: boolean; readWorkers: boolean }): Promise<Unchecked> {
+  if (isPostgresUrl(db)) {
+    const { openPostgresAdapter, postgresCodec, postgresColumnTypes } = await import('../../adapters/postgres/index.js')
+    const adapter = await openPostgresAdapter({ connectionString: db }, { migrate: options.migrate })
+    return {
+      adapter: Object.assign(adapter, {
+        async loadStream(chunks: Iterable<DatasetChunk>, progress: LoadProgress) {
+          const client = await adapter.pool.connect()
+          try {
+            await loadPostgresDatasetStream(client, postgresCodec, chunks, progress)
+          } finally {
+            client.release()
+          }
+        },
+      }),
+      // The migrator needs the schema named, or it may take another schema's table for ours.
+      status: async () => migrationStatus(adapter.db, postgresColumnTypes, await currentSchema(adapter.db)),
+    }
+  }
+  checkSqlitePath(db, options.create)
+  const { openSqliteAdapter, sqliteCodec, sqliteColumnTypes } = await import('../../adapters/sqlite/index.js')
+  const adapter = await openSqliteAdapter({ filename: db, migrate: options.migrate, ...(options.readWorkers ? {} : { readWorkers: 0 }) })
+  return {
+    adapter: Object.assign(adapter, {
+      loadStream: (chunks: Iterable<DatasetChunk>, progress: LoadProgress) => loadSqliteDatasetStream(adapter.database, sqliteCodec, chunks, progress),
+    }),
+    status: () => migrationStatus(adapter.db, sqliteColumnTypes),
+  }
+}
+
+/** Refuses, before the driver can create anything, a SQLite path that cannot be the database. */
+function checkSqlitePath(db: string, create: boolean): void {
+  if (db === ':memory:') {
+    if (create) return
+    throw new CliError(`--db :memory: is a new, empty database in every process: give a file (workforce-api seed --db demo.db)`, 2)
+  }
+  const found = statOrNull(db)
+  if (found?.isDirectory()) throw new CliError(`${db} is a directory; --db takes a database file`, 2)
+  if (found !== null) return
+  if (!create) {
+    throw new CliError(
+      `no database at ${db}: create it with 'workforce-api migrate --db ${shellWord(db)}' (empty) or 'workforce-api seed --db ${shellWord(db)}' (demo data)`,
+    )
+  }
+  const directory = dirname(db)
+  if (!statOrNull(directory)?.isDirectory()) throw new CliError(`cannot create ${db}: the directory ${directory} does not exist`)
+}
+
+/** A missing or partly migrated database, refused with the command that fixes it. */
+function refuseUnmigrated(db: string, status: MigrationStatus): void {
+  if (status.pending.length === 0) return
+  const target = shellWord(describeDb(db))
+  if (status.executed.length === 0) {
+    throw new CliError(
+      `${describeDb(db)} has no workforce-api schema: run 'workforce-api migrate --db ${target}' (empty) or 'workforce-api seed --db ${target}' (demo data) first`,
+    )
+  }
+  throw new CliError(
+    `${describeDb(db)} is not migrated to this version of workforce-api (${status.pending.length} pending: ${status.pending.join(', ')}): run 'workforce-api migrate --db ${target}'`,
+  )
+}
+
+async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  return rows[0]?.schema ?? undefined
+}
+
+function statOrNull(path: string): ReturnType<typeof statSync> | null {
+  try {
+    return statSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+}
+
+/** `value` as one shell word, for a command the user may paste. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`
 }
 
 /** A `--db` value fit to print: a Postgres URL loses its password. */
@@ -34,7 +173,6 @@ export function describeDb(db: string): string {
     return 'the Postgres database'
   }
 }
-
 
 /** A refusal the CLI prints as one line to stderr before exiting non-zero. */
 export class CliError extends Error {

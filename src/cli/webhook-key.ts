@@ -47,6 +47,16 @@ export function resolveWebhookKey(db: string): WebhookKey | null {
   return keyFileBeside(db)
 }
 
+/**
+ * Whether `resolveWebhookKey(db)` reads (or creates) the key file beside a SQLite database.
+ * Commands resolve such a key only once the database is known to be ours, so that a refused
+ * `--db` gets no key file; every other source they check before opening anything.
+ */
+export function usesKeyFile(db: string): boolean {
+  const fromEnv = process.env[WEBHOOK_KEY_ENV]
+  return (fromEnv === undefined || fromEnv === '') && !isPostgresUrl(db) && db !== ':memory:'
+}
+
 /** Like `resolveWebhookKey`, for commands that cannot work without a key. */
 export function requireWebhookKey(db: string): WebhookKey {
   const resolved = resolveWebhookKey(db)

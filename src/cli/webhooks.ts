@@ -1,18 +1,81 @@
 import { systemClock } from '../ports/clock.js'
 import type { DeliveryPage, WebhookDeliveryWithAttempts } from '../ports/webhook-store.js'
-import { ALL_EVENTS } from '../webhooks/event-types.js'
+import { ALL_EVENTS, EVENT_TYPES } from '../webhooks/event-types.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
-import { DB_FLAG, JSON_FLAG, noteTo, withAdapter, type CliOutput } from './commands.js'
-import { parseFlags, positiveInteger, required } from './flags.js'
-import { CliError, describeDb, type CliAdapter } from './open-adapter.js'
-import { requireWebhookKey } from './webhook-key.js'
+import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
+import { DB_EXISTING_FLAG, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
+import { CliError, describeDb, withAdapter, type CliAdapter } from './open-adapter.js'
+import { noteTo, type CliOutput } from './output.js'
+import { requireWebhookKey, usesKeyFile, WEBHOOK_KEY_ENV, WEBHOOK_KEY_FILE_SUFFIX } from './webhook-key.js'
 
-export const WEBHOOKS_USAGE =
-  'workforce-api webhooks create --db X --company ID --url U --events a,b|all [--description S] [--allow-private] [--json]\n' +
-  '       workforce-api webhooks list --db X --company ID [--json]\n' +
-  '       workforce-api webhooks enable|disable|delete|rotate --db X --id ID [--json]\n' +
-  '       workforce-api webhooks deliveries --db X --id ID [--limit N] [--before ID] [--json]'
+const WEBHOOK_STATE_HELP: HelpTopic = {
+  usage: ['workforce-api webhooks enable|disable|delete|rotate --db <file|postgres-url> --id <id> [--json]'],
+  summary:
+    'Enables or disables an endpoint, deletes it with its delivery history, or rotates its signing secret: the new ' +
+    'secret is printed once, as the last line {"id","secret"}, and the previous one keeps signing beside it for 24 hours.',
+  flags: [DB_EXISTING_FLAG, ['--id <id>', 'the endpoint id, as webhooks list shows it'], ['--json', 'print one JSON object and nothing else']],
+}
+
+export const WEBHOOKS_HELP: Readonly<Record<string, HelpTopic>> = {
+  webhooks: {
+    usage: [
+      'workforce-api webhooks create --db <file|postgres-url> --company <id> --url <url> --events <a,b|all> [--description <text>] [--allow-private] [--json]',
+      'workforce-api webhooks list --db <file|postgres-url> --company <id> [--json]',
+      'workforce-api webhooks enable|disable|delete|rotate --db <file|postgres-url> --id <id> [--json]',
+      'workforce-api webhooks deliveries --db <file|postgres-url> --id <id> [--limit N] [--before <id>] [--json]',
+    ],
+    summary: `Manages webhook endpoints. create and rotate print the signing secret once, as the last line {"id","secret"}. ${NOT_MIGRATED_NOTE}`,
+    sections: [
+      {
+        heading: 'signing secrets at rest',
+        lines: [
+          `Sealed with ${WEBHOOK_KEY_ENV} (base64 of 32 bytes: openssl rand -base64 32). If it is unset, a SQLite`,
+          `database uses the key file <db>${WEBHOOK_KEY_FILE_SUFFIX}, created on first use; a Postgres database needs the variable,`,
+          'the same for every command and serve instance.',
+        ],
+      },
+      { heading: 'more', lines: ['workforce-api webhooks create --help, webhooks list --help, webhooks rotate --help, webhooks deliveries --help'] },
+    ],
+  },
+  'webhooks create': {
+    usage: [
+      'workforce-api webhooks create --db <file|postgres-url> --company <id> --url <url> --events <a,b|all> [--description <text>] [--allow-private] [--json]',
+    ],
+    summary: 'Creates an endpoint and prints its signing secret once, as the last line {"id","secret"}.',
+    flags: [
+      DB_EXISTING_FLAG,
+      ['--company <id>', 'the company whose events it receives'],
+      ['--url <url>', 'where deliveries are POSTed: https:// on a public address'],
+      ['--events <a,b|all>', 'comma-separated event types (below), or all: every type, present and future'],
+      ['--description <text>', 'a label for people'],
+      ['--allow-private', 'accept http:// and private addresses (development only)'],
+      ['--json', 'print one JSON object and nothing else'],
+    ],
+    sections: [{ heading: 'event types', lines: listLines(EVENT_TYPES) }],
+    examples: ['workforce-api webhooks create --db demo.db --company 1 --url https://hooks.example.com/wf --events todos.created,todos.updated'],
+  },
+  'webhooks list': {
+    usage: ['workforce-api webhooks list --db <file|postgres-url> --company <id> [--json]'],
+    summary: "Lists a company's endpoints: id, status, events, URL, created, description.",
+    flags: [DB_EXISTING_FLAG, ['--company <id>', 'the company'], ['--json', 'print one JSON object and nothing else']],
+  },
+  'webhooks enable': WEBHOOK_STATE_HELP,
+  'webhooks disable': WEBHOOK_STATE_HELP,
+  'webhooks delete': WEBHOOK_STATE_HELP,
+  'webhooks rotate': WEBHOOK_STATE_HELP,
+  'webhooks deliveries': {
+    usage: ['workforce-api webhooks deliveries --db <file|postgres-url> --id <id> [--limit N] [--before <id>] [--json]'],
+    summary: "An endpoint's deliveries, newest first, each with its attempts.",
+    flags: [
+      DB_EXISTING_FLAG,
+      ['--id <id>', 'the endpoint id'],
+      ['--limit <n>', 'deliveries per page'],
+      ['--before <id>', 'the page after this delivery (the last line of a page names it)'],
+      ['--json', 'print one JSON object and nothing else'],
+    ],
+  },
+}
 
 /** `--events all` subscribes to every event type, present and future. */
 const ALL_EVENTS_WORD = 'all'
@@ -26,7 +89,8 @@ const ALL_EVENTS_WORD = 'all'
  */
 export async function webhooks(args: string[], out: CliOutput): Promise<void> {
   const [action, ...rest] = args
-  const usage = WEBHOOKS_USAGE
+  const topic = action !== undefined && WEBHOOKS_HELP[`webhooks ${action}`] !== undefined ? `webhooks ${action}` : 'webhooks'
+  const usage = usageText(topic, WEBHOOKS_HELP[topic] as HelpTopic)
   const flags = parseFlags(
     rest,
     {
@@ -43,9 +107,7 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
     },
     usage,
   )
-  if (!['create', 'list', 'enable', 'disable', 'delete', 'rotate', 'deliveries'].includes(action ?? '')) {
-    throw new CliError(`unknown webhooks action "${action ?? ''}"\nusage: ${usage}`, 2)
-  }
+  if (topic === 'webhooks') throw new CliError(`unknown webhooks action "${action ?? ''}"\n${usage}`, 2)
   const db = required(flags.db, 'db', usage)
   // Flags first, so a usage error never touches the database or the key file.
   const byCompany = action === 'create' || action === 'list'
@@ -54,11 +116,13 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
   const events = action === 'create' ? eventList(required(flags.events, 'events', usage)) : undefined
   const url = action === 'create' ? required(flags.url, 'url', usage) : undefined
   const page = action === 'deliveries' ? deliveryPage(flags.limit, flags.before) : undefined
-  const resolved = requireWebhookKey(db)
-  if (resolved.note !== undefined) noteTo(out, resolved.note)
+  // A bad WORKFORCE_WEBHOOK_KEY, or a Postgres database without one, is refused before anything is opened.
+  const early = usesKeyFile(db) ? undefined : requireWebhookKey(db)
   const json = flags.json === true
 
   await withAdapter(db, async (adapter) => {
+    const resolved = early ?? requireWebhookKey(db)
+    if (resolved.note !== undefined) noteTo(out, resolved.note)
     const manager = webhookManager(adapter, db, resolved.key, flags['allow-private'] === true)
     try {
       switch (action) {

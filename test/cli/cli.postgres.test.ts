@@ -45,3 +45,29 @@ describePostgres('workforce-api CLI on Postgres', () => {
     expect(lastJson(modules.stdout)).toEqual({ company_id: 3, module: 'todo', active: true })
   })
 })
+
+describePostgres('workforce-api CLI on a Postgres database without the schema (issue 11)', () => {
+  const database = useTestDatabase()
+
+  it('keys and serve refuse it with the command to run; migrate creates the schema; then keys work', async () => {
+    const db = database.current.url
+    for (const args of [['keys', 'list'], ['serve', '--port', '0']]) {
+      const refused = await cli(...args, '--db', db)
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim()).toBe(`workforce-api: ${db} has no workforce-api schema: run 'workforce-api migrate --db ${db}' (empty) or 'workforce-api seed --db ${db}' (demo data) first`)
+    }
+    const migrated = await cli('migrate', '--db', db, '--json')
+    expect(migrated.code, migrated.stderr).toBe(0)
+    expect(lastJson(migrated.stdout).applied).toHaveLength(5)
+    expect(lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout)).toEqual({ keys: [] })
+  })
+
+  it('a database that does not exist is one line that says to create it', async () => {
+    const url = new URL(database.current.url)
+    url.pathname = '/wfa_no_such_database'
+    const result = await cli('keys', 'list', '--db', url.toString())
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toContain('database "wfa_no_such_database" does not exist: create it (createdb)')
+  })
+})

@@ -3,7 +3,9 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed, serve, type CliOutput } from '../../src/cli/commands.js'
+import type { CliOutput } from '../../src/cli/output.js'
+import { seed } from '../../src/cli/seed.js'
+import { serve } from '../../src/cli/serve.js'
 
 const quiet: CliOutput = { line: () => {}, json: () => {} }
 

@@ -186,9 +186,11 @@ describe('workforce-api webhooks', () => {
     }
   })
 
-  it('--help lists the webhooks commands and the serve flags', async () => {
-    const help = await cli('--help')
-    for (const text of ['webhooks', 'deliveries', '--allow-private-webhooks', '--webhook-retry-schedule', '--no-dispatcher', KEY_ENV]) expect(help.stdout).toContain(text)
+  it('webhooks --help lists the actions and the key; serve --help the webhook flags', async () => {
+    const webhooks = (await cli('webhooks', '--help')).stdout
+    for (const text of ['create', 'list', 'rotate', 'deliveries', KEY_ENV, '.webhook-key']) expect(webhooks).toContain(text)
+    const serving = (await cli('serve', '--help')).stdout
+    for (const text of ['--allow-private-webhooks', '--webhook-retry-schedule', '--no-dispatcher', KEY_ENV]) expect(serving).toContain(text)
   })
 })
 

@@ -1,0 +1,180 @@
+import Fastify from 'fastify'
+import { DEFAULT_RATE_LIMIT_MAX, DEFAULT_RATE_LIMIT_WINDOW_MS } from '../corridor/rate-limit.js'
+import { handleError, handleNotFound } from '../corridor/render.js'
+import { WorkforceOptionError } from '../errors.js'
+import { LOG_REDACT_PATHS } from '../logging.js'
+import type { WebhookOptions } from '../options.js'
+import { workforceApi } from '../plugin.js'
+import { portsOf } from '../ports/index.js'
+import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
+import { DEFAULT_SERVER_LIMITS, hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
+import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from '../webhooks/retry.js'
+import { DB_FLAG, durationFlag, parseFlags, positiveInteger, required } from './flags.js'
+import { DB_EXISTING_FLAG, formatDuration, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
+import { CliError, openAdapter } from './open-adapter.js'
+import { noteTo, type CliOutput } from './output.js'
+import { resolveWebhookKey, usesKeyFile, WEBHOOK_KEY_HOW_TO_SET, type WebhookKey } from './webhook-key.js'
+
+export const DEFAULT_PORT = 3000
+export const DEFAULT_HOST = '127.0.0.1'
+/** How long `serve` lets in-flight requests finish after SIGTERM or SIGINT. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
+
+export const SERVE_HELP: HelpTopic = {
+  usage: ['workforce-api serve --db <file|postgres-url> [--port N] [--host H] [flags]'],
+  summary: `Serves the API at /api/public/v1 (and /health/live, /health/ready) until SIGINT or SIGTERM. ${NOT_MIGRATED_NOTE}`,
+  flags: [
+    DB_EXISTING_FLAG,
+    ['--port <n>', `port to listen on; 0 picks a free one (default ${DEFAULT_PORT})`],
+    ['--host <host>', `address to listen on (default ${DEFAULT_HOST})`],
+    ['--redis <url>', 'share rate-limit counters between instances through Redis (redis:// or rediss://)'],
+    ['--rate-limit <n>', `requests per key per window, for keys without their own (default ${DEFAULT_RATE_LIMIT_MAX})`],
+    ['--rate-limit-window <d>', `the rate-limit window (default ${formatDuration(DEFAULT_RATE_LIMIT_WINDOW_MS)})`],
+    ['--request-timeout <d>', `longest a request may take (default ${formatDuration(DEFAULT_SERVER_LIMITS.requestTimeoutMs)})`],
+    ['--headers-timeout <d>', `longest to receive a request's headers (default ${formatDuration(DEFAULT_SERVER_LIMITS.headersTimeoutMs)})`],
+    ['--keep-alive-timeout <d>', `an idle keep-alive connection closes after (default ${formatDuration(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)})`],
+    ['--socket-timeout <d>', `an inactive socket closes after (default ${formatDuration(DEFAULT_SERVER_LIMITS.socketTimeoutMs)})`],
+    ['--max-connections <n>', `open connections at most (default ${DEFAULT_SERVER_LIMITS.maxConnections})`],
+    ['--shutdown-timeout <d>', `after SIGTERM or SIGINT, how long in-flight requests may finish (default ${formatDuration(DEFAULT_SHUTDOWN_TIMEOUT_MS)})`],
+    ['--allow-private-webhooks', 'deliver to http:// and private addresses (development only)'],
+    ['--webhook-retry-schedule <list>', `delays between delivery attempts (default ${DEFAULT_RETRY_SCHEDULE_MS.map(formatDuration).join(',')})`],
+    ['--no-dispatcher', 'serve the API only; other instances deliver webhooks'],
+  ],
+  sections: [
+    { heading: 'durations', lines: ['<d> is a whole number with a unit: 500ms, 10s, 5m, 2h.'] },
+    {
+      heading: 'environment',
+      lines: ['LOG_LEVEL      pino log level (default info)', 'WORKFORCE_WEBHOOK_KEY  seals webhook signing secrets (see workforce-api webhooks --help)'],
+    },
+  ],
+  examples: [
+    'workforce-api serve --db demo.db --port 8080',
+    'workforce-api serve --db postgres://app@db.internal/workforce --host 0.0.0.0 --redis redis://cache:6379',
+  ],
+}
+
+/** Starts a server; resolves with a `close()` once it listens (the CLI keeps it open until a signal). */
+export async function serve(args: string[], out: CliOutput): Promise<{ url: string; close(): Promise<void> }> {
+  const usage = usageText('serve', SERVE_HELP)
+  const flags = parseFlags(
+    args,
+    {
+      ...DB_FLAG,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      'socket-timeout': { type: 'string' },
+      'max-connections': { type: 'string' },
+      redis: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'rate-limit-window': { type: 'string' },
+      'shutdown-timeout': { type: 'string' },
+      'allow-private-webhooks': { type: 'boolean' },
+      'webhook-retry-schedule': { type: 'string' },
+      'no-dispatcher': { type: 'boolean' },
+    },
+    usage,
+  )
+  const db = required(flags.db, 'db', usage)
+  const port = flags.port === undefined ? DEFAULT_PORT : Number(flags.port)
+  if (flags.port !== undefined && (!/^\d+$/.test(flags.port) || port > 65_535)) {
+    throw new CliError(`--port must be an integer from 0 to 65535, got "${flags.port}"`, 2)
+  }
+  const limits: Partial<ServerLimits> = {}
+  if (flags['request-timeout'] !== undefined) limits.requestTimeoutMs = durationFlag(flags['request-timeout'], 'request-timeout')
+  if (flags['headers-timeout'] !== undefined) limits.headersTimeoutMs = durationFlag(flags['headers-timeout'], 'headers-timeout')
+  if (flags['keep-alive-timeout'] !== undefined) limits.keepAliveTimeoutMs = durationFlag(flags['keep-alive-timeout'], 'keep-alive-timeout')
+  if (flags['socket-timeout'] !== undefined) limits.socketTimeoutMs = durationFlag(flags['socket-timeout'], 'socket-timeout')
+  if (flags['max-connections'] !== undefined) limits.maxConnections = positiveInteger(flags['max-connections'], 'max-connections')
+  if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) throw new CliError(`--redis must be a redis:// URL, got "${flags.redis}"`, 2)
+  const rateLimit = {
+    ...(flags['rate-limit'] === undefined ? {} : { max: positiveInteger(flags['rate-limit'], 'rate-limit') }),
+    ...(flags['rate-limit-window'] === undefined ? {} : { timeWindow: durationFlag(flags['rate-limit-window'], 'rate-limit-window') }),
+    ...(flags.redis === undefined ? {} : { redis: flags.redis }),
+  }
+  const shutdownMs = flags['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : durationFlag(flags['shutdown-timeout'], 'shutdown-timeout')
+  const retrySchedule = retryScheduleFlag(flags['webhook-retry-schedule'])
+  // A bad WORKFORCE_WEBHOOK_KEY is refused before anything is opened; the key file beside a
+  // SQLite database is read (or created) only once the database is known to be ours.
+  const early = usesKeyFile(db) ? undefined : resolveWebhookKey(db)
+  const adapter = await openAdapter(db, { readWorkers: true })
+  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, ...workforceServerOptions(limits) })
+  let webhookOptions: ReturnType<typeof serveWebhookOptions>
+  try {
+    webhookOptions = serveWebhookOptions(early !== undefined ? early : resolveWebhookKey(db), retrySchedule, flags, out)
+    // This process owns the whole URL space: answer outside the prefix in the envelope too.
+    hardenWorkforceServer(app, limits)
+    app.setNotFoundHandler(handleNotFound)
+    app.setErrorHandler(handleError)
+    registerHealthRoutes(app, () => workforceReadiness(adapter))
+    await app.register(workforceApi, {
+      prefix: '/api/public',
+      ...portsOf(adapter),
+      rateLimit,
+      webhookOptions,
+    })
+    await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
+  } catch (error) {
+    await app.close()
+    await adapter.close()
+    // An option the plugin refuses (a retry schedule too long, say) is the operator's to fix.
+    if (error instanceof WorkforceOptionError) throw new CliError(error.message, 2)
+    throw error
+  }
+  const address = app.server.address()
+  const actualPort = typeof address === 'object' && address !== null ? address.port : port
+  const host = flags.host ?? DEFAULT_HOST
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
+  out.line(`workforce-api listening on ${url} (API at ${url}/api/public/v1)`)
+  if (webhookOptions.secretKey !== undefined && adapter.webhooks !== undefined) {
+    out.line(webhookOptions.dispatcher ? 'webhooks: this instance delivers events' : 'webhooks: not delivered by this instance (--no-dispatcher)')
+  }
+  return {
+    url,
+    // Graceful: stop accepting, let in-flight requests finish (closing idle connections at
+    // once), and past the bound cut what is left; then Redis (onClose) and the database.
+    async close() {
+      const force = setTimeout(() => app.server.closeAllConnections(), shutdownMs)
+      force.unref()
+      try {
+        await app.close()
+      } finally {
+        clearTimeout(force)
+        await adapter.close()
+      }
+    },
+  }
+}
+
+/**
+ * `serve`'s webhook settings. The secret key is resolved as `webhooks` commands resolve it, so
+ * this instance opens the secrets they sealed. A Postgres database without
+ * `WORKFORCE_WEBHOOK_KEY` still serves the API (events are recorded, not delivered): webhooks
+ * are optional, and `serve` on Postgres ran without a key before they existed.
+ */
+function serveWebhookOptions(
+  resolved: WebhookKey | null,
+  retrySchedule: number[] | undefined,
+  flags: { 'allow-private-webhooks'?: boolean; 'no-dispatcher'?: boolean },
+  out: CliOutput,
+): WebhookOptions & { dispatcher: boolean } {
+  if (resolved === null) noteTo(out, `webhook delivery is off: ${WEBHOOK_KEY_HOW_TO_SET}`)
+  else if (resolved.note !== undefined) noteTo(out, resolved.note)
+  return {
+    ...(resolved === null ? {} : { secretKey: resolved.key }),
+    allowPrivateDestinations: flags['allow-private-webhooks'] === true,
+    ...(retrySchedule === undefined ? {} : { retrySchedule }),
+    dispatcher: flags['no-dispatcher'] !== true,
+  }
+}
+
+function retryScheduleFlag(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined
+  try {
+    return parseRetrySchedule(value)
+  } catch (error) {
+    throw new CliError(`--webhook-retry-schedule: ${(error as Error).message}, got "${value}"`, 2)
+  }
+}

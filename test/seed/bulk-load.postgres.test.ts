@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { openPostgresAdapter, postgresCodec, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { loadPostgresDatasetStream } from '../../adapters/sql/sql-fixtures.js'
+import { generateDataset, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
+import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.js'
+
+// The bulk loader behind `seed --db postgres://…` against the loader every other test uses.
+const SCALE = 97
+
+describePostgres('loadPostgresDatasetStream', () => {
+  const databases: TestDatabase[] = []
+  const adapters: PostgresAdapter[] = []
+
+  async function fresh(): Promise<PostgresAdapter> {
+    const database = await createTestDatabase()
+    databases.push(database)
+    const adapter = await openPostgresAdapter({ connectionString: database.url })
+    adapters.push(adapter)
+    return adapter
+  }
+
+  async function load(adapter: PostgresAdapter, chunks: Iterable<DatasetChunk>): Promise<void> {
+    const client = await adapter.pool.connect()
+    try {
+      await loadPostgresDatasetStream(client, postgresCodec, chunks)
+    } finally {
+      client.release()
+    }
+  }
+
+  /** Every row of every table of ours in key order, every index definition, the next identity of each table. */
+  async function snapshot(adapter: PostgresAdapter) {
+    const { rows: tables } = await adapter.pool.query<{ name: string }>(
+      `select table_name as name from information_schema.tables where table_schema = current_schema() and table_name like 'wfa\\_%' and table_name not like 'wfa\\_migration%' order by 1`,
+    )
+    const rows: Record<string, unknown[]> = {}
+    for (const { name } of tables) rows[name] = (await adapter.pool.query(`select * from "${name}" order by 1, 2`)).rows
+    const { rows: indexes } = await adapter.pool.query(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by 1`)
+    const { rows: identities } = await adapter.pool.query(`
+      select table_name, pg_sequence_last_value(pg_get_serial_sequence(quote_ident(table_name), 'id')) as last
+      from information_schema.columns
+      where table_schema = current_schema() and column_name = 'id' and is_identity = 'YES' order by 1`)
+    return { rows, indexes, identities }
+  }
+
+  let reference: PostgresAdapter
+  beforeAll(async () => {
+    reference = await fresh()
+    await reference.loadDataset(generateDataset({ scale: SCALE }))
+  })
+  afterAll(async () => {
+    for (const adapter of adapters) await adapter.close()
+    for (const database of databases) await database.drop()
+  })
+
+  it('stores exactly what loadDataset stores, with the same indexes and identities moved past the ids', async () => {
+    const bulk = await fresh()
+    await load(bulk, streamDataset({ scale: SCALE, chunkRows: 13 }))
+    expect(await snapshot(bulk)).toEqual(await snapshot(reference))
+    const [list] = (await bulk.pool.query(`insert into wfa_todo_lists (company_id, name) values (1, 'next') returning id`)).rows
+    expect(Number(list.id)).toBe(7)
+  })
+
+  it('writes nothing when the stream fails half way, and keeps every index', async () => {
+    const adapter = await fresh()
+    const before = await snapshot(adapter)
+    function* failing(): Generator<DatasetChunk> {
+      for (const chunk of streamDataset({ scale: SCALE, chunkRows: 50 })) {
+        if (chunk.table === 'shifts') throw new Error('the generator broke')
+        yield chunk
+      }
+    }
+    await expect(load(adapter, failing())).rejects.toThrow('the generator broke')
+    expect(await snapshot(adapter)).toEqual(before)
+  })
+})

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { emptyDataset, type Dataset } from '../../src/ports/dataset.js'
+import { DATASET_TABLES, generateDataset, seedRowCount, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
+
+/** The streamed chunks put back together, table by table. */
+function collect(chunks: Iterable<DatasetChunk>): Dataset {
+  const dataset = emptyDataset()
+  for (const { table, rows } of chunks) (dataset[table] as unknown[]).push(...rows)
+  return dataset
+}
+
+const sha256 = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex')
+
+describe('streamDataset', () => {
+  it.each([40, 41, 123])('yields exactly the rows of generateDataset at scale %i, in the same order', (scale) => {
+    expect(collect(streamDataset({ scale, chunkRows: 7 }))).toEqual(generateDataset({ scale }))
+  })
+
+  it('yields table after table in DATASET_TABLES order, each chunk within chunkRows', () => {
+    const seen: string[] = []
+    for (const { table, rows } of streamDataset({ scale: 60, chunkRows: 25 })) {
+      expect(rows.length).toBeGreaterThan(0)
+      expect(rows.length).toBeLessThanOrEqual(25)
+      if (seen[seen.length - 1] !== table) seen.push(table)
+    }
+    expect(seen).toEqual([...DATASET_TABLES])
+    expect([...DATASET_TABLES].sort()).toEqual(Object.keys(emptyDataset()).sort())
+  })
+
+  it('makes rows as they are asked for: the first chunk comes without generating the rest', () => {
+    const chunks = streamDataset({ scale: 10_000_000, chunkRows: 2 })
+    const started = Date.now()
+    expect(chunks.next().value).toMatchObject({ table: 'companies', rows: [{ id: 1 }, { id: 2 }] })
+    expect(Date.now() - started).toBeLessThan(1_000)
+    chunks.return(undefined)
+  })
+
+  it('refuses a scale below 40 and a chunk size below 1, as generateDataset does', () => {
+    expect(() => streamDataset({ scale: 39 }).next()).toThrow(RangeError)
+    expect(() => streamDataset({ chunkRows: 0 }).next()).toThrow(RangeError)
+  })
+})
+
+describe('seedRowCount', () => {
+  it.each([40, 97, 500])('counts the rows of generateDataset at scale %i without making them', (scale) => {
+    const dataset = generateDataset({ scale })
+    expect(seedRowCount({ scale })).toBe(Object.values(dataset).reduce((sum, rows) => sum + rows.length, 0))
+  })
+})
+
+describe('generateDataset after the streaming rewrite (issue 11)', () => {
+  // Hashes of generateDataset's JSON before it was rebuilt on the streaming generator. Tests,
+  // benchmarks and the conformance suite depend on every value: a change must be deliberate.
+  it.each([
+    [undefined, 'fd5016d0d91d2ea42167ddd8a4d48923891744e4d69ab298adafe081d4b41d49'],
+    [41, '65e7f05b68388406beaedff770f3cffd317dddcf594a21a353cb254cd6c661d1'],
+    [123, '383528d815c4138febb515a764923da81349137daa825bc62a998e4357b691df'],
+    [1000, '3aebee09bef9a4416724da766887407344272e09dd79548433936b02d7af003e'],
+  ])('is byte for byte what it was at scale %s', (scale, hash) => {
+    expect(sha256(generateDataset(scale === undefined ? {} : { scale }))).toBe(hash)
+  })
+})
