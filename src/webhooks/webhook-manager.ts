@@ -1,10 +1,8 @@
 import type { Clock } from '../ports/clock.js'
 import type {
   DeliveryPage,
-  WebhookDisabledReason,
   WebhookEndpointChanges,
   WebhookEndpointRecord,
-  WebhookEndpointStatus,
   WebhookStore,
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
@@ -20,20 +18,8 @@ export const MAX_DESCRIPTION_LENGTH = 500
 export const DEFAULT_DELIVERY_PAGE = 20
 export const MAX_DELIVERY_PAGE = 100
 
-/** An endpoint as the host sees it: never its secret. */
-export interface WebhookEndpoint {
-  id: string
-  company_id: number
-  url: string
-  description: string | null
-  events: string[]
-  status: WebhookEndpointStatus
-  disabled_reason: WebhookDisabledReason | null
-  /** When the current run of failures began; null while deliveries succeed. */
-  failing_since: Date | null
-  created_at: Date
-  updated_at: Date
-}
+/** An endpoint as the host sees it: the stored record without its secrets. */
+export type WebhookEndpoint = Omit<WebhookEndpointRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
 
 export function endpointView(record: WebhookEndpointRecord): WebhookEndpoint {
   const { id, company_id, url, description, events, status, disabled_reason, failing_since, created_at, updated_at } = record
