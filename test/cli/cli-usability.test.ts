@@ -7,6 +7,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_SCOPES } from '../../src/scopes.js'
 import { EVENT_TYPES } from '../../src/webhooks/event-types.js'
+import { runNode, type CliResult as Result } from '../helpers/cli.js'
 
 // Issue 11, through the built binary (`npm test` builds first): help everywhere, the version,
 // one-line failures, databases that must exist and be migrated, `migrate`, seed's progress bar.
@@ -14,25 +15,13 @@ const ROOT = join(import.meta.dirname, '../..')
 const CLI = join(ROOT, 'dist/cli.js')
 const run = promisify(execFile)
 
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
-
 async function cli(...args: string[]): Promise<Result> {
-  return runNode(CLI, args)
+  return runScript(CLI, args)
 }
 
-async function runNode(script: string, args: string[], options: { cwd?: string } = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [script, ...args], { env: { ...process.env, WORKFORCE_WEBHOOK_KEY: '' }, ...options })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
-  }
-}
+/** `script` with `args`, the webhook key variable cleared so no test depends on the caller's. */
+const runScript = (script: string, args: string[], options: { cwd?: string } = {}) =>
+  runNode(args, { script, env: { ...process.env, WORKFORCE_WEBHOOK_KEY: '' }, ...options })
 
 /** A failure as the user sees it: exactly one line on stderr, no stack frame. */
 function expectOneLine(result: Result, code: number, message: string | RegExp): void {
@@ -165,7 +154,7 @@ describe('--version', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>
     writeFileSync(join(installed, 'package.json'), JSON.stringify({ ...manifest, version: '9.8.7-installed' }))
     symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir')
-    const result = await runNode(join(installed, 'dist', 'cli.js'), ['--version'], { cwd: join(root, 'app') })
+    const result = await runScript(join(installed, 'dist', 'cli.js'), ['--version'], { cwd: join(root, 'app') })
     expect(result).toEqual({ code: 0, stdout: '9.8.7-installed\n', stderr: '' })
   })
 })

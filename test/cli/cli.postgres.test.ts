@@ -1,22 +1,12 @@
-import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { expect, it } from 'vitest'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { runNode } from '../helpers/cli.js'
 
 // The built CLI against a real Postgres database (`--db postgres://…`), as an operator runs it.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
-const run = promisify(execFile)
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args])
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
-  }
-}
+const cli = (...args: string[]) => runNode(args)
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
 

@@ -1,29 +1,14 @@
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runNode, type CliResult as Result } from '../helpers/cli.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as a user or a script would.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
-const run = promisify(execFile)
 
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-async function cli(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args])
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
-  }
-}
+const cli = (...args: string[]) => runNode(args)
 
 function lastJson(stdout: string): any {
   const lines = stdout.trim().split('\n')

@@ -1,17 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { Webhook } from 'standardwebhooks'
 import { afterEach, expect, it } from 'vitest'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
+import { runNode } from '../helpers/cli.js'
 
 // The built CLI on Postgres, as an operator runs it: the key comes from WORKFORCE_WEBHOOK_KEY,
 // shared by the commands and by serve.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
-const run = promisify(execFile)
 const KEY_ENV = 'WORKFORCE_WEBHOOK_KEY'
 
 function env(key: string | undefined): NodeJS.ProcessEnv {
@@ -21,15 +20,7 @@ function env(key: string | undefined): NodeJS.ProcessEnv {
   return result
 }
 
-async function cli(key: string | undefined, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: env(key) })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
-  }
-}
+const cli = (key: string | undefined, ...args: string[]) => runNode(args, { env: env(key) })
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
 

@@ -1,25 +1,18 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
+import { runNode, type CliResult as Result } from '../helpers/cli.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as an operator or a script would.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
-const run = promisify(execFile)
 const KEY_ENV = 'WORKFORCE_WEBHOOK_KEY'
-
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
 
 /** The environment of every command: no webhook key unless a test sets one. */
 function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -28,15 +21,7 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env
 }
 
-async function cliWith(env: NodeJS.ProcessEnv, args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
-  }
-}
+const cliWith = (env: NodeJS.ProcessEnv, args: string[]) => runNode(args, { env })
 
 const cli = (...args: string[]) => cliWith(cliEnv(), args)
 

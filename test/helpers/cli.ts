@@ -1,0 +1,27 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+/** The built CLI (`npm test` builds first), run exactly as a user or a script would. */
+export const CLI = join(import.meta.dirname, '../../dist/cli.js')
+
+const run = promisify(execFile)
+
+/** How a run of a Node script ended: its exit code and everything it printed. */
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs `script` (default: the built CLI) with `args`; a non-zero exit is a result, not a rejection. */
+export async function runNode(args: readonly string[], options: { script?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  const { script = CLI, ...spawnOptions } = options
+  try {
+    const { stdout, stderr } = await run(process.execPath, [script, ...args], spawnOptions)
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string }
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
+  }
+}
