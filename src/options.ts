@@ -41,6 +41,23 @@ export interface WorkforceApiOptions extends WorkforcePorts {
   rateLimit?: false | RateLimitOptions
   /** Webhook delivery settings; delivery and `app.workforceApi.webhooks` need `secretKey` and the `webhooks` port. */
   webhookOptions?: WebhookOptions
+  /**
+   * The OpenAPI 3.1 document at `<prefix>/openapi.json` (no API key needed) and, with
+   * `referencePage: true`, a reference page rendered from it at `<prefix>/docs` (needs the
+   * optional peer `@fastify/swagger-ui`). `title` and `description` replace the document's
+   * own. `false` serves neither. Default: the document, no page.
+   */
+  openapi?: boolean | OpenApiOptions
+}
+
+/** The `openapi` option's object form. */
+export interface OpenApiOptions {
+  /** Serve the reference page at `<prefix>/docs`. Default `false`. */
+  referencePage?: boolean
+  /** `info.title`. Default `Workforce public API`. */
+  title?: string
+  /** `info.description` (Markdown). Default: an introduction to keys, scopes, paging and errors. */
+  description?: string
 }
 
 /** Defaults of `webhookOptions` (docs/webhooks.md). */
@@ -108,6 +125,7 @@ const KNOWN_OPTIONS = {
   lastUsedThrottleMs: true,
   rateLimit: true,
   webhookOptions: true,
+  openapi: true,
 } satisfies Record<keyof WorkforceApiOptions, true>
 
 /** Options of `app.register` that Fastify itself reads for every plugin. */
@@ -121,6 +139,7 @@ const KNOWN_NESTED: Record<string, readonly string[]> = {
   >),
   rateLimit: Object.keys({ max: true, timeWindow: true, redis: true, failedAuth: true } satisfies Record<keyof RateLimitOptions, true>),
   'rateLimit.failedAuth': ['max', 'timeWindow'],
+  openapi: Object.keys({ referencePage: true, title: true, description: true } satisfies Record<keyof OpenApiOptions, true>),
   webhookOptions: Object.keys({
     secretKey: true,
     allowPrivateDestinations: true,
@@ -233,6 +252,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
   }
   checkInteger('moduleCacheTtlMs', options.moduleCacheTtlMs, 0, 60_000)
   checkRateLimit(options.rateLimit)
+  checkOpenApi(options.openapi)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
   if (options.webhooks !== undefined) {
     for (const method of ['createEndpoint', 'claimDue', 'finishAttempt', 'publish', 'purgeFinished'] as const) {
@@ -268,6 +288,15 @@ function checkWebhookOptions(webhook: WebhookOptions | undefined): void {
   for (const flag of ['allowPrivateDestinations', 'dispatcher'] as const) {
     if (webhook[flag] !== undefined && typeof webhook[flag] !== 'boolean') fail(`webhookOptions.${flag}`, 'must be a boolean')
   }
+}
+
+function checkOpenApi(openapi: unknown): void {
+  if (openapi === undefined || typeof openapi === 'boolean') return
+  if (openapi === null || typeof openapi !== 'object') fail('openapi', 'must be a boolean or an object')
+  const { referencePage, title, description } = openapi as OpenApiOptions
+  if (referencePage !== undefined && typeof referencePage !== 'boolean') fail('openapi.referencePage', 'must be a boolean')
+  if (title !== undefined && (typeof title !== 'string' || title.trim() === '')) fail('openapi.title', 'must be a non-empty string')
+  if (description !== undefined && typeof description !== 'string') fail('openapi.description', 'must be a string')
 }
 
 function checkRateLimit(rateLimit: unknown): void {

@@ -20,6 +20,8 @@ import { systemClock, type Clock } from './ports/clock.js'
 import type { IdempotencyStore } from './ports/idempotency-store.js'
 import type { InvalidationFeed } from './ports/invalidation-feed.js'
 import type { InviteSender } from './ports/invite-sender.js'
+import { registerOpenApiDocument } from './openapi/document.js'
+import { registerPublicRoutes } from './openapi/public-routes.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { EventPublisher } from './webhooks/event-publisher.js'
 import { httpWebhookTransport } from './webhooks/http-transport.js'
@@ -49,6 +51,8 @@ declare module 'fastify' {
     workforceApi: WorkforceApiDecorator
   }
 }
+
+const DEFAULT_TITLE = 'Workforce public API'
 
 interface ApiContextOptions extends WorkforceApiOptions {
   verifier: KeyVerifier
@@ -82,7 +86,14 @@ const api = fp(
     const writeContext: WriteContext | undefined = writable
       ? { writes, clock, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
       : undefined
-    for (const route of apiRoutes({ storage, writes: writeContext })) mountRoute(app, route)
+    const routes = apiRoutes({ storage, writes: writeContext })
+    const openapi = options.openapi ?? true
+    if (openapi !== false) {
+      const settings = openapi === true ? {} : openapi
+      await registerOpenApiDocument(app, { prefix, routes, title: settings.title ?? DEFAULT_TITLE, description: settings.description })
+    }
+    for (const route of routes) mountRoute(app, route)
+    if (openapi !== false) await registerPublicRoutes(app, openapi !== true && openapi.referencePage === true)
   },
   { name: 'fastify-workforce-api-routes', fastify: '5.x', encapsulate: true },
 )

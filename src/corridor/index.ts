@@ -60,7 +60,8 @@ const RESPONSE_PHASES = ['onSend', 'onResponse'] as const
  * Sets up the API's encapsulated context: validation, rendering and the response headers
  * (`./response-headers.ts`) for every route and for our 404s, and one
  * `onRoute` listener that puts the stages' hooks on each route in corridor order. A route
- * not declared through `mountRoute` fails registration: nothing in this context goes unguarded.
+ * not declared through `mountRoute` fails registration: nothing in this context goes unguarded,
+ * but for the child context `markUnguarded` names.
  */
 export async function registerCorridor(app: FastifyInstance, stages: readonly CorridorStage[], table: RouteTableEntry[]): Promise<void> {
   app.setValidatorCompiler(createValidatorCompiler())
@@ -71,7 +72,8 @@ export async function registerCorridor(app: FastifyInstance, stages: readonly Co
   app.addHook('onRequest', setResponseHeaders)
   for (const stage of stages) await stage.setup?.(app)
 
-  app.addHook('onRoute', (route) => {
+  app.addHook('onRoute', function guardRoute(this: FastifyInstance, route) {
+    if (this.hasDecorator(UNGUARDED)) return
     const spec = routeSpecOf(route)
     if (spec === undefined) {
       throw new Error(`fastify-workforce-api: route ${String(route.method)} ${route.url} was not declared with mountRoute(), so the corridor cannot guard it`)
@@ -83,6 +85,17 @@ export async function registerCorridor(app: FastifyInstance, stages: readonly Co
     attach(route, guarding.map(({ hooks }) => hooks))
     table.push({ method: String(route.method), url: route.url, operationId: spec.operationId, scope: spec.scope, stages: guarding.map(({ name }) => name) })
   })
+}
+
+const UNGUARDED = 'workforceApiUnguarded'
+
+/**
+ * Marks a child context of the API's whose routes need no API key: the OpenAPI document and
+ * the reference page (`src/openapi/public-routes.ts`), and nothing else. Its routes pass no
+ * stage of the corridor and are not in the route table.
+ */
+export function markUnguarded(app: FastifyInstance): void {
+  app.decorate(UNGUARDED, true)
 }
 
 /**

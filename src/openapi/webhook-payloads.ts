@@ -1,0 +1,76 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { EVENT_TYPES, type EventType } from '../webhooks/event-types.js'
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type (spec 6), each a POST our
+ * dispatcher makes to the company's endpoint, with the signature headers and the payload
+ * whose `data` is the resource's own GET schema (`components.schemas`).
+ */
+
+/** The signature headers of every delivery, for `components.parameters`. */
+export const SIGNATURE_HEADERS = [
+  {
+    name: 'webhook-id',
+    description: "The event's id (`evt_…`): the same on every attempt of this event, so a receiver can drop duplicates.",
+    schema: { type: 'string', pattern: '^evt_[a-z2-7]{24}$' },
+  },
+  { name: 'webhook-timestamp', description: 'Unix time of this attempt, in seconds. Refuse a delivery more than 5 minutes away from your clock.', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
+  {
+    name: 'webhook-signature',
+    description:
+      '`v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}`, keyed with the base64-decoded part of your `whsec_` secret after the prefix. During a secret rotation two signatures are sent, separated by a space: accept the delivery if either matches. Compare in constant time.',
+    schema: { type: 'string' },
+  },
+  { name: 'X-Service-Signature', description: 'The same value as `webhook-signature`.', schema: { type: 'string' } },
+].map((header) => ({ ...header, in: 'header', required: true }))
+
+/** `{ id, type, created_at, company_id, data }` with `data` referencing the resource's schema. */
+export function eventPayloadSchema(type: EventType, resourceSchemaRef: string): TSchema {
+  return Type.Object(
+    {
+      id: Type.String({ pattern: '^evt_[a-z2-7]{24}$', description: 'The event id; equals the `webhook-id` header.' }),
+      type: Type.Literal(type),
+      created_at: Type.String({ format: 'date-time', description: 'When the change was committed.' }),
+      company_id: Type.Integer({ minimum: 1, description: 'Your company.' }),
+      data: Type.Unsafe({
+        $ref: resourceSchemaRef,
+        description: type.endsWith('.deleted') ? 'The resource as GET returned it just before the deletion.' : 'The resource exactly as GET returns it after the change.',
+      }),
+    },
+    { additionalProperties: false },
+  )
+}
+
+const VERB: Record<string, string> = { created: 'was created', updated: 'changed', deleted: 'was deleted' }
+
+/** The document's `webhooks`, given where each resource's schema lives. */
+export function webhooksSection(schemaRefOf: (resource: string) => string): Record<string, unknown> {
+  const section: Record<string, unknown> = {}
+  for (const type of EVENT_TYPES) {
+    const [resource = '', action = ''] = type.split('.')
+    section[type] = {
+      post: {
+        operationId: `event_${type.replace('.', '_')}`,
+        tags: ['webhooks'],
+        summary: `${type}: a ${singular(resource)} ${VERB[action] ?? action}`,
+        description: `Sent to every enabled endpoint of your company subscribed to \`${type}\` (or to \`*\`). Answer 2xx within 15 s; anything else is retried with exponential backoff (410 Gone disables the endpoint).`,
+        parameters: SIGNATURE_HEADERS.map(({ name }) => ({ $ref: `#/components/parameters/${name}` })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: eventPayloadSchema(type, schemaRefOf(resource)) } },
+        },
+        responses: {
+          '2XX': { description: 'Received. Any 2xx status counts; the body is ignored.' },
+          '410': { description: 'Gone: the endpoint is disabled at once and receives nothing more until re-enabled.' },
+        },
+      },
+    }
+  }
+  return section
+}
+
+function singular(resource: string): string {
+  if (resource === 'company') return 'company'
+  if (resource === 'todos') return 'to-do'
+  return resource.replace(/s$/, '')
+}
