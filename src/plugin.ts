@@ -93,7 +93,7 @@ const api = fp(
       await registerOpenApiDocument(app, { prefix, routes, title: settings.title ?? DEFAULT_TITLE, description: settings.description })
     }
     for (const route of routes) mountRoute(app, route)
-    if (openapi !== false) await registerPublicRoutes(app, openapi !== true && openapi.referencePage === true)
+    if (openapi !== false) await registerPublicRoutes(app, prefix, openapi !== true && openapi.referencePage === true)
   },
   { name: 'fastify-workforce-api-routes', fastify: '5.x', encapsulate: true },
 )

@@ -24,6 +24,8 @@ const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS }, frame
 await app.register(workforceApi, {
   prefix: '/api/public',
   ...portsOf(adapter),
+  // The reference page at /api/public/docs, rendered from /api/public/openapi.json.
+  openapi: { referencePage: true },
   // The host sends invitation emails; the example prints them.
   invites: { sendInvite: async (invitation) => console.log(`[invite] would email ${invitation.email} (user ${invitation.userId}, company ${invitation.companyId})`) },
 })
@@ -36,6 +38,8 @@ await app.listen({ port, host })
 const base = `http://${host}:${port}/api/public/v1`
 console.log(`
 fastify-workforce-api example listening on http://${host}:${port}
+
+API reference: http://${host}:${port}/api/public/docs  (OpenAPI document: http://${host}:${port}/api/public/openapi.json)
 
 Demo API keys (new ones are made on every start; each is shown only here):
   company 1 (${SEED_COMPANIES[0]!.name}), all scopes:   ${full.key}

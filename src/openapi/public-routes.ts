@@ -13,7 +13,7 @@ export const DOCUMENT_PATH = '/openapi.json'
  * package itself, so the page works offline. They live in a child context the corridor leaves
  * unguarded (`markUnguarded`); everything else in the API's context stays guarded.
  */
-export async function registerPublicRoutes(app: FastifyInstance, referencePage: boolean): Promise<void> {
+export async function registerPublicRoutes(app: FastifyInstance, prefix: string, referencePage: boolean): Promise<void> {
   const documentOf = () => (app as unknown as Record<string, () => OpenApiDocument>)[DOCUMENT_DECORATOR]?.() as OpenApiDocument
   await app.register(async (open) => {
     markUnguarded(open)
@@ -23,18 +23,21 @@ export async function registerPublicRoutes(app: FastifyInstance, referencePage: 
       // Public and the same for everyone: unlike API responses, it may be cached briefly.
       return reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(body)
     })
-    if (referencePage) await registerReferencePage(open, documentOf)
+    if (referencePage) await registerReferencePage(open, prefix, documentOf)
   })
 }
 
-async function registerReferencePage(app: FastifyInstance, documentOf: () => OpenApiDocument): Promise<void> {
+async function registerReferencePage(app: FastifyInstance, prefix: string, documentOf: () => OpenApiDocument): Promise<void> {
   const swaggerUi = await loadSwaggerUi()
   // @fastify/swagger-ui reads `app.swagger()`; a host may have its own, so ours is handed over
   // through `transformSpecification` and `swagger` is only defined where nobody else has.
   if (!app.hasDecorator('swagger')) app.decorate('swagger', documentOf as never)
   await app.register(swaggerUi, {
     routePrefix: REFERENCE_PAGE_PATH,
-    staticCSP: true,
+    // The page links its assets by absolute path; ours live under the plugin's prefix.
+    indexPrefix: prefix,
+    // Scripts and styles from this server only; Swagger UI sets inline styles as it renders.
+    staticCSP: "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'",
     transformSpecificationClone: false,
     transformSpecification: () => documentOf() as never,
     uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0, displayOperationId: true, tryItOutEnabled: false },
