@@ -903,149 +903,265 @@ export interface components {
             total_pages: number;
         };
         User: {
+            /** @description The user id, the same in every company the person belongs to. */
             id: number;
+            /** @description The login email. */
             email: string;
             first_name: string;
             last_name: string;
+            /** @description Whether the user can log in. A pending user is never active. */
             active: boolean;
+            /** @description Ids of the company's roles the user holds. */
             role_ids: number[];
-            /** @enum {string} */
+            /**
+             * @description `pending` while a person who already had a login has not accepted your invitation; until then you see only what you sent. `accepted` otherwise.
+             * @enum {string}
+             */
             invitation_status: "accepted" | "pending";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the user joined your company.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the user, as your company sees them, last changed.
+             */
             updated_at: string;
         };
         Employee: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
+            /** @description The user this employment belongs to, if the employee has a login. */
             user_id: number | null;
+            /** @description Your company's own number for the employee. */
             employee_number: string;
             job_title: string | null;
             /** @enum {string} */
             contract_type: "permanent" | "fixed_term" | "part_time" | "contractor" | "intern";
+            /** @description Contracted hours per week. */
             weekly_hours: number;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description First day of employment.
+             */
             hire_date: string;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description Last day of employment, once known.
+             */
             termination_date: string | null;
+            /** @description The employee id of the supervisor. */
             supervisor_id: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Role: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             name: string;
+            /** @description What holders of the role may do in the product. */
             permissions: string[];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Company: {
+            /** @description Your company id. */
             id: number;
             name: string;
+            /** @description IANA time zone of the company calendar: day filters (`date_from`, `due_from`, …) use it. */
             timezone: string;
+            /** @description ISO 3166-1 alpha-2 country code. */
             country: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Project: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             name: string;
+            /** @description Your company's short code for the project. */
             code: string;
             /** @enum {string} */
             status: "planned" | "active" | "on_hold" | "completed" | "cancelled";
             /** @enum {string} */
             kind: "internal" | "customer" | "maintenance";
+            /** @description The customer the project is for; `null` for an internal project. */
             customer_id: number | null;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description First day of the project, if planned.
+             */
             starts_on: string | null;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description Last day of the project, if planned.
+             */
             ends_on: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Shift: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             employee_id: number;
             project_id: number | null;
             /** @enum {string} */
             status: "scheduled" | "confirmed" | "completed" | "cancelled";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Start instant. The shift belongs to the company-calendar day on which it starts.
+             */
             starts_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description End instant.
+             */
             ends_at: string;
+            /** @description Unpaid break within the shift. */
             break_minutes: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Absence: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             employee_id: number;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description The day of the absence, as entered, in every time zone.
+             */
             date: string;
             /** @enum {string} */
             type: "vacation" | "sick" | "parental" | "unpaid" | "other";
+            /** @description Hours absent that day. */
             hours: number;
             /** @enum {string} */
             status: "requested" | "approved" | "rejected" | "cancelled";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Expense: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             employee_id: number;
             project_id: number | null;
             /** @enum {string} */
             category: "travel" | "meals" | "lodging" | "materials" | "equipment" | "other";
             description: string;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description The day of the expense, as entered, in every time zone.
+             */
             date: string;
+            /** @description Exact decimal with two fractional digits, as a string (`"12.30"`): never a float. */
             amount: string;
+            /** @description ISO 4217 currency code. */
             currency: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
         Todo: {
+            /** @description Unique within the resource; ids only grow, so a new record appears after every existing one. */
             id: number;
             title: string;
+            /** @description Free text; `null` when empty. */
             notes: string | null;
             /** @enum {string} */
             status: "waiting" | "open" | "in_progress" | "done" | "cancelled";
             /** @enum {string} */
             priority: "low" | "normal" | "high" | "urgent";
             important: boolean;
+            /** @description A day (`YYYY-MM-DD`) when `due_is_all_day`, otherwise an instant (UTC); `null` when not due. A timed to-do counts on the company-calendar day of its instant. */
             due_date: string | null;
+            /** @description Whether `due_date` is a whole day rather than an instant. */
             due_is_all_day: boolean;
+            /** @description The company's to-do list holding it. */
             list_id: number;
+            /** @description The user it is assigned to. */
             assigned_to: number | null;
+            /** @description The role it is offered to; anyone holding the role may claim it. */
             assignee_group_id: number | null;
+            /** @description The user who claimed a to-do offered to a role. */
             claimed_by: number | null;
+            /** @description Sub-items, in order. */
             checklist: {
                 id: number;
                 title: string;
                 done: boolean;
             }[];
+            /** @description Ids of its tags. */
             tag_ids: number[];
+            /** @description What created it, when it came from another record (`{type, id}`). */
             source: {
                 type: string;
                 id: number;
             } | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record was created (UTC, milliseconds).
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the record last changed (UTC, milliseconds). `updated_since` filters on it.
+             */
             updated_at: string;
         };
     };

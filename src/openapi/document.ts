@@ -14,6 +14,7 @@ import { Todo } from '../api/todos/schema.js'
 import { User } from '../api/users/schema.js'
 import { ErrorEnvelope } from '../errors.js'
 import { SCOPE_MODULES } from '../scopes.js'
+import { fieldDescription } from './field-docs.js'
 import { OPERATION_DOCS, PARAMETER_DOCS, TAGS } from './operation-docs.js'
 import { OPERATION_EXAMPLES } from './examples.generated.js'
 import { ERROR_RESPONSES, errorExample, errorStatusesOf, HEADERS, successHeadersOf } from './responses.js'
@@ -129,7 +130,7 @@ export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<str
     ...components.schemas,
     ErrorEnvelope: plain(ErrorEnvelope),
     Pagination: plain(Pagination),
-    ...Object.fromEntries(RESOURCE_SCHEMAS.map(([name, schema]) => [name, plain(schema)])),
+    ...Object.fromEntries(RESOURCE_SCHEMAS.map(([name, schema]) => [name, describedFields(name, plain(schema))])),
   }
   components.headers = Object.fromEntries(
     Object.entries(HEADERS).map(([key, { name: _name, ...header }]) => [key, header]),
@@ -231,6 +232,16 @@ function referenceResource(body: Record<string, unknown>, spec: RouteSpec): Reco
   const next: Record<string, unknown> = { ...properties, data: data.type === 'array' ? { ...data, items: ref } : ref }
   if (properties.pagination !== undefined && sameJson(properties.pagination, Pagination)) next.pagination = { $ref: '#/components/schemas/Pagination' }
   return { ...body, properties: next }
+}
+
+/** A resource's component schema with each field's meaning (`field-docs.ts`). */
+function describedFields(name: string, schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties as Record<string, Record<string, unknown>>
+  for (const [field, property] of Object.entries(properties)) {
+    const description = fieldDescription(name, field)
+    if (description !== undefined) properties[field] = { description, ...property }
+  }
+  return schema
 }
 
 /** A TypeBox schema as the JSON the document holds (TypeBox's symbol keys dropped). */
