@@ -1,0 +1,158 @@
+import { parseArgs } from 'node:util'
+import { ApiError, ClientSetupError, createApiClient } from './client.js'
+import { Mirror } from './mirror.js'
+import { progressBars } from './progress.js'
+import { DEFAULT_OVERLAP_MS, MirrorMismatchError, syncMirror, type SyncReport } from './sync.js'
+
+const DEFAULT_DB = 'mirror.db'
+/** The environment variable read when `--key` is not given (a key on the command line lands in shell history). */
+const KEY_VARIABLE = 'WORKFORCE_API_KEY'
+
+export const USAGE = `Usage: npm run sync-client -- --url <base-url> --key <api-key> [--db <file>] [--full]
+
+Mirrors one company's data from the workforce public API into a local SQLite file. The first
+run reads every record; later runs read only what changed since the previous run started (less
+a ${DEFAULT_OVERLAP_MS / 1000} s overlap). Roles and the company are read whole every time.
+
+Options:
+  --url <base-url>  where the API is mounted, without /v1 (e.g. http://127.0.0.1:3000/api/public)
+  --key <api-key>   an API key (owk_...) with the read scopes; default: $${KEY_VARIABLE}
+  --db <file>       the mirror file, created if missing (default: ${DEFAULT_DB})
+  --full            read everything again, and drop the rows the API no longer has
+                    (deletions are invisible to an incremental run)
+  -h, --help        show this help
+`
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream
+  stderr: NodeJS.WritableStream
+  env: NodeJS.ProcessEnv
+  /** Draw progress bars (on stderr). Default: when stderr is a terminal. */
+  progress?: boolean
+  /** How to wait before a retry. Default: a timer; tests pass one that does not wait. */
+  sleep?: (ms: number) => Promise<void>
+}
+
+/** A mistake in the command line: exit code 2. */
+class UsageError extends Error {}
+
+/**
+ * The `sync-client` command: parses `argv`, syncs, prints a summary; returns the exit code. A
+ * failure is one line on stderr.
+ *
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2))
+ */
+export async function runCli(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+  let mirror: Mirror | undefined
+  const bars = progressBars({ stream: io.stderr, enabled: io.progress ?? (io.stderr as NodeJS.WriteStream).isTTY === true })
+  try {
+    const args = parseCommandLine(argv, io.env)
+    if (args === 'help') {
+      io.stdout.write(USAGE)
+      return 0
+    }
+    const client = createApiClient({
+      baseUrl: args.url,
+      key: args.key,
+      retry: {
+        ...(io.sleep === undefined ? {} : { sleep: io.sleep }),
+        onRetry: (retry) => bars.log(`retrying ${retry.method} ${new URL(retry.url).pathname} in ${Math.ceil(retry.delayMs / 1000)} s (${retry.status ?? 'no response'})`),
+      },
+    })
+    mirror = Mirror.open(args.db)
+    const report = await syncMirror(client, mirror, { full: args.full, progress: bars })
+    bars.stop()
+    io.stdout.write(summary(report, args.db))
+    return 0
+  } catch (error) {
+    bars.stop()
+    io.stderr.write(`sync-client: ${describeFailure(error)}\n`)
+    return error instanceof UsageError ? 2 : 1
+  } finally {
+    mirror?.close()
+  }
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  db: { type: 'string', default: DEFAULT_DB },
+  full: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const
+
+function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): { url: string; key: string; db: string; full: boolean } | 'help' {
+  const values = parseOrExplain(argv)
+  if (values.help) return 'help'
+  const key = values.key ?? env[KEY_VARIABLE]
+  if (values.url === undefined) throw new UsageError('--url is required (e.g. --url http://127.0.0.1:3000/api/public); see --help')
+  if (key === undefined || key === '') throw new UsageError(`--key is required (or set ${KEY_VARIABLE}); see --help`)
+  if (values.db === '') throw new UsageError('--db must name a file')
+  return { url: values.url, key, db: values.db, full: values.full }
+}
+
+/** `parseArgs`, its refusals turned into a `UsageError` of one line. */
+function parseOrExplain(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message.split('\n')[0] ?? ''}; see --help`)
+  }
+}
+
+/** The table printed at the end: per resource, then the totals. */
+export function summary(report: SyncReport, db: string): string {
+  const header = ['resource', 'mode', 'records', 'pages', 'changed', 'removed', 'updated_since']
+  const rows = report.resources.map((r) => [r.resource, r.mode, r.fetched, r.pages, r.changed, r.removed, r.updatedSince ?? '-'].map(String))
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)))
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column >= 2 && column <= 5 ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd()
+  const records = report.resources.reduce((sum, r) => sum + r.fetched, 0)
+  const pages = report.resources.reduce((sum, r) => sum + r.pages, 0)
+  return [
+    line(header),
+    ...rows.map(line),
+    '',
+    `${records} records in ${pages} pages, ${report.requests} requests (${report.retries} retries), ${(report.elapsedMs / 1000).toFixed(1)} s; mirror: ${db}`,
+    '',
+  ].join('\n')
+}
+
+/** One line that says what failed and, where it can, what to do. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof UsageError || error instanceof ClientSetupError || error instanceof MirrorMismatchError) return error.message
+  if (error instanceof ApiError) {
+    if (error.status === 401) return `${error.message}: check --key`
+    return error.message
+  }
+  const found = networkFailure(error)
+  if (found !== null) return found
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return `the mirror database: ${String(message)} (${code})`
+  if (error instanceof TypeError && String(message).startsWith('Cannot open database')) return `the mirror database: ${String(message)}`
+  const text = error instanceof Error ? error.message : String(error)
+  return `unexpected error: ${text.split('\n')[0] ?? ''}`
+}
+
+/** fetch's `TypeError('fetch failed')` carries the reason in `cause`; a timed-out attempt is a `TimeoutError`. */
+function networkFailure(error: unknown): string | null {
+  if (error instanceof Error && error.name === 'TimeoutError') return 'the API did not answer in time'
+  if (!(error instanceof TypeError) || error.message !== 'fetch failed') return null
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  switch (cause?.code) {
+    case 'ECONNREFUSED':
+      return 'cannot connect to the API: connection refused (is the server running, on this port?)'
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'cannot connect to the API: the host name does not resolve'
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the API closed the connection'
+    default:
+      return `cannot reach the API: ${String(cause?.message ?? error.message)}`
+  }
+}
