@@ -12,6 +12,8 @@ import { importDataset } from './import-dataset.js'
 import { buildHostServer } from './server.js'
 import { verifyWebhook } from '../../src/index.js' // 'fastify-workforce-api' in a host
 import { startReceiver, type Receiver } from '../../test/webhooks/receiver.js'
+// Every API response is checked against the OpenAPI document, as in the plugin's own suites.
+import { withResponseChecks } from '../../test/helpers/response-checks.js'
 
 // The host proves its own ports pass the same suite as ours, on its own schema.
 describeStorageConformance({
@@ -37,7 +39,7 @@ describe('host app: its own routes are unaffected by the plugin', () => {
   beforeEach(async () => {
     db = (await openHostDatabase(':memory:')).db
     await importDataset(db, generateDataset())
-    app = await buildHostServer({ db })
+    app = withResponseChecks(await buildHostServer({ db }))
     await app.ready()
   })
 
@@ -112,10 +114,10 @@ describe('host app: events published in its own transactions', () => {
     db = (await openHostDatabase(':memory:')).db
     await importDataset(db, generateDataset())
     receiver = await startReceiver()
-    app = await buildHostServer({
+    app = withResponseChecks(await buildHostServer({
       db,
       webhookOptions: { secretKey: randomBytes(32).toString('base64'), allowPrivateDestinations: true, pollIntervalMs: 50 },
-    })
+    }))
     await app.ready()
     ;({ secret } = await app.workforceApi.webhooks.create({ companyId: 1, url: receiver.url, events: ['shifts.updated'] }))
     ;({ key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'] }))

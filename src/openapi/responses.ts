@@ -57,7 +57,8 @@ export interface ErrorResponse {
 export const ERROR_RESPONSES: Record<number, ErrorResponse> = {
   400: {
     name: 'BadRequest',
-    description: 'The body is not valid JSON.',
+    description:
+      "The request is malformed: the body of a change is not valid JSON, or the URL cannot be decoded (a broken percent-encoding such as `%zz`). Fastify's router refuses such a URL before the API runs; it answers in this envelope when the server uses `workforceServerOptions()` (as `workforce-api serve` does), which also refuses an HTTP/1.1 request without `Host` here.",
     code: 'bad_request',
     example: 'Body is not valid JSON but content-type is set to \'application/json\'',
     headers: [...RATE_LIMIT_HEADERS],
@@ -97,6 +98,14 @@ export const ERROR_RESPONSES: Record<number, ErrorResponse> = {
     code: 'payload_too_large',
     example: 'Request body is too large',
     headers: [...RATE_LIMIT_HEADERS],
+  },
+  414: {
+    name: 'UriTooLong',
+    description:
+      "A path parameter is longer than the server's `maxParamLength` (Fastify's default: 100 characters); no id is. Fastify's router refuses it before the API runs; it answers in this envelope when the server uses `workforceServerOptions()` (as `workforce-api serve` does).",
+    code: 'uri_too_long',
+    example: "'/api/public/v1/todos/1111111111…' is exceeding the max param length",
+    headers: [],
   },
   415: {
     name: 'UnsupportedMediaType',
@@ -144,9 +153,11 @@ export function errorExample(status: number): unknown {
 
 /** The error statuses `route` can answer with, in ascending order. */
 export function errorStatusesOf(route: RouteSpec): number[] {
-  const statuses = new Set([401, 403, 422, 429, 500, 503])
-  if (route.schema.params !== undefined) statuses.add(404)
-  if (route.method !== 'GET') for (const status of [400, 409, 413, 415]) statuses.add(status)
+  // 400 on every route: a URL that cannot be decoded is refused whatever the method.
+  const statuses = new Set([400, 401, 403, 422, 429, 500, 503])
+  // 414: the router's limit on a path parameter's length, before the id's own validation.
+  if (route.schema.params !== undefined) for (const status of [404, 414]) statuses.add(status)
+  if (route.method !== 'GET') for (const status of [409, 413, 415]) statuses.add(status)
   return [...statuses].sort((a, b) => a - b)
 }
 

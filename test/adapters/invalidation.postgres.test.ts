@@ -9,6 +9,7 @@ import { workforceApi } from '../../src/plugin.js'
 import { portsOf } from '../../src/ports/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
 const run = promisify(execFile)
@@ -39,7 +40,7 @@ describePostgres('key and module changes reach every instance (LISTEN/NOTIFY)', 
     for (let index = 0; index < 2; index++) {
       const adapter = await openPostgresAdapter({ connectionString: database.current.url })
       if (index === 0) await adapter.loadDataset(generateDataset())
-      const app = Fastify()
+      const app = withResponseChecks(Fastify())
       // The default caches: 30 s for keys, 5 s for modules. Without the feed a change elsewhere waits that long.
       await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter), rateLimit: false })
       const url = await app.listen({ port: 0, host: '127.0.0.1' })

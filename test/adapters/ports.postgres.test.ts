@@ -6,6 +6,7 @@ import { KeyManager, workforceApi } from '../../src/index.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /** A clock the test moves by hand. */
 function manualClock(start: number) {
@@ -109,7 +110,7 @@ describePostgres('Postgres ports', () => {
   })
 
   it('turns a key away over HTTP once it is disabled, and back in once enabled', async () => {
-    const app = Fastify()
+    const app = withResponseChecks(Fastify())
     await app.register(workforceApi, { storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules, keyCache: { ttlMs: 0 } })
     try {
       const { key, info } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'] })
@@ -135,7 +136,7 @@ describePostgres('Postgres ports', () => {
     await modules.setActive(3, 'projects', false)
     expect(await modules.isActive(3, 'projects')).toBe(false)
 
-    const app = Fastify()
+    const app = withResponseChecks(Fastify())
     await app.register(workforceApi, { storage: adapter.storage, keyStore: adapter.keyStore, modules, moduleCacheTtlMs: 0 })
     try {
       const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['shifts:read'] })

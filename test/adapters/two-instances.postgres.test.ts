@@ -5,6 +5,7 @@ import { workforceApi } from '../../src/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { describePostgres, readChangeEvents, useTestDatabase } from '../helpers/postgres.js'
 import { portsOf } from '../../src/ports/index.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /**
  * Two app instances, each with its own pool, on one Postgres database, over real HTTP: the
@@ -18,7 +19,7 @@ describePostgres('two app instances on one Postgres', () => {
     for (const [index, keyCacheTtlMs] of [30_000, 0].entries()) {
       const adapter = await openPostgresAdapter({ connectionString: database.current.url })
       if (index === 0) await adapter.loadDataset(generateDataset())
-      const app = Fastify()
+      const app = withResponseChecks(Fastify())
       await app.register(workforceApi, {
         prefix: '/api/public',
         ...portsOf(adapter),

@@ -11,6 +11,7 @@ import { hardenWorkforceServer, workforceApi, workforceServerOptions } from '../
 import { portsOf, type ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { httpClient, type HttpClient, type RawRequest, type RawResponse } from '../helpers/http-client.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 export const PREFIX = '/api/public'
 
@@ -71,7 +72,7 @@ export interface AttackServer {
 export async function startServer(backendOrAdapter: AttackBackend | ReferenceAdapterPorts, options: { maxSockets?: number } = {}): Promise<AttackServer> {
   const adapter = 'open' in backendOrAdapter ? await backendOrAdapter.open() : backendOrAdapter
   await adapter.loadDataset(generateDataset())
-  const app = Fastify({ ...workforceServerOptions() })
+  const app = withResponseChecks(Fastify({ ...workforceServerOptions() }))
   hardenWorkforceServer(app)
   let client: HttpClient | undefined
   const close = async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runNode, type CliResult as Result } from '../helpers/cli.js'
+import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as a user or a script would.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
@@ -119,12 +120,12 @@ describe('workforce-api CLI', () => {
         server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
       })
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-      const users = await fetch(`${url}/api/public/v1/users?per_page=2`, { headers: { 'x-api-key': key } })
+      const users = await checkedFetch(`${url}/api/public/v1/users?per_page=2`, { headers: { 'x-api-key': key } })
       expect(users.status).toBe(200)
       const body = (await users.json()) as { data: Array<{ id: number }>; pagination: { total: number } }
       expect(body.data.map((user) => user.id)).toEqual([1, 2])
       expect(body.pagination.total).toBe(40)
-      const todos = await fetch(`${url}/api/public/v1/todos`, { headers: { authorization: `Bearer ${key}` } })
+      const todos = await checkedFetch(`${url}/api/public/v1/todos`, { headers: { authorization: `Bearer ${key}` } })
       expect(todos.status).toBe(403)
       expect(await todos.json()).toEqual({ error: { code: 'forbidden', message: 'The todo module is not active for this company', status: 403 } })
     } finally {

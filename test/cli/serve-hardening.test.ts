@@ -6,8 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CliOutput } from '../../src/cli/output.js'
 import { seed } from '../../src/cli/seed.js'
 import { serve } from '../../src/cli/serve.js'
+import { checkReceived } from '../helpers/checked-fetch.js'
+import { skipResponseChecks } from '../helpers/response-problems.js'
 
 const quiet: CliOutput = { line: () => {}, json: () => {} }
+
+/**
+ * Why 431 and 408 are not held to the OpenAPI document: Node's HTTP parser answers them
+ * (`clientErrorHandler`) before any request exists, the same for every URL, the host's own
+ * routes included; no operation answered. In-process suites never see such answers at all.
+ */
+const NODE_PARSER_ANSWER = "answered by Node's HTTP parser before any route exists, not by an operation"
 
 interface RawResponse {
   status: number
@@ -29,7 +38,9 @@ function exchange(port: number, raw: string | Buffer, timeoutMs = 5_000): Promis
     socket.on('error', () => {}) // a reset after the response is fine; 'close' follows
     socket.on('close', () => {
       clearTimeout(timer)
-      resolve({ response: parse(Buffer.concat(chunks).toString('latin1')), elapsedMs: Date.now() - started })
+      const response = parse(Buffer.concat(chunks).toString('latin1'))
+      if (response !== null) checkAgainstDocument(raw, response)
+      resolve({ response, elapsedMs: Date.now() - started })
     })
     socket.write(raw)
   })
@@ -41,6 +52,13 @@ function parse(text: string): RawResponse | null {
   const [statusLine, ...lines] = text.slice(0, split).split('\r\n')
   const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
   return { status: Number(statusLine?.split(' ')[1]), headers, body: text.slice(split + 4) }
+}
+
+/** `serve()` builds its own app, which no route hook watches: its answers are checked here. */
+function checkAgainstDocument(raw: string | Buffer, response: RawResponse): void {
+  const [method, url] = (typeof raw === 'string' ? raw : raw.toString('latin1')).split(' ', 2)
+  if (method === undefined || url === undefined) return
+  checkReceived({ method, url, status: response.status, headers: response.headers, body: response.body })
 }
 
 function expectEnvelope(response: RawResponse | null, status: number, code: string): void {
@@ -82,6 +100,7 @@ describe('serve: hostile clients get bounded time and the envelope', () => {
     ['CONNECT', () => `CONNECT 127.0.0.1:22 HTTP/1.1\r\n${host()}\r\n`, 405, 'method_not_allowed'],
   ]
   it.each(cases)('%s: %i in the envelope', async (_label, raw, status, code) => {
+    if (status === 431) skipResponseChecks(NODE_PARSER_ANSWER)
     const { response } = await exchange(port, raw())
     expectEnvelope(response, status, code)
   })
@@ -119,6 +138,7 @@ describe('serve: hostile clients get bounded time and the envelope', () => {
   })
 
   it('a client that never finishes its headers gets 408 in the envelope once the headers timeout passes', async () => {
+    skipResponseChecks(NODE_PARSER_ANSWER)
     const { response, elapsedMs } = await exchange(port, `GET /api/public/v1/users HTTP/1.1\r\n${host()}X-Slow: `, 10_000)
     expectEnvelope(response, 408, 'request_timeout')
     // --headers-timeout 1s; Node checks once a second.

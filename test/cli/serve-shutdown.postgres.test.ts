@@ -4,6 +4,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // The built CLI as an operator runs it: health routes, --rate-limit, and SIGTERM while a write is in flight.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
@@ -38,11 +39,11 @@ describePostgres('serve on Postgres: health, rate limit flags, graceful shutdown
     const server = await start(['--db', db, '--port', '0', '--rate-limit', '3', '--rate-limit-window', '1m'])
     children.push(server.child)
 
-    expect((await fetch(`${server.url}/health/live`)).status).toBe(200)
-    expect(await (await fetch(`${server.url}/health/ready`)).json()).toEqual({ status: 'ready', storage: 'ok' })
+    expect((await checkedFetch(`${server.url}/health/live`)).status).toBe(200)
+    expect(await (await checkedFetch(`${server.url}/health/ready`)).json()).toEqual({ status: 'ready', storage: 'ok' })
 
     const api = `${server.url}/api/public/v1`
-    const first = await fetch(`${api}/todos?per_page=1`, { headers: { 'x-api-key': key } })
+    const first = await checkedFetch(`${api}/todos?per_page=1`, { headers: { 'x-api-key': key } })
     expect(first.headers.get('x-ratelimit-limit')).toBe('3')
     await first.arrayBuffer()
 
@@ -52,7 +53,7 @@ describePostgres('serve on Postgres: health, rate limit flags, graceful shutdown
     try {
       await locker.query('begin')
       await locker.query('lock table wfa_todos in access exclusive mode')
-      const write = fetch(`${api}/todos`, {
+      const write = checkedFetch(`${api}/todos`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'Finished during shutdown', list_id: 1, assigned_to: 1 }),

@@ -7,6 +7,7 @@ import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { runNode } from '../helpers/cli.js'
+import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // The built CLI on Postgres, as an operator runs it: the key comes from WORKFORCE_WEBHOOK_KEY,
 // shared by the commands and by serve.
@@ -71,7 +72,7 @@ describePostgres('workforce-api webhooks on Postgres', () => {
     const { key: apiKey } = lastJson((await cli(key, 'keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--json')).stdout)
     const server = await serve(key, ['--db', db, '--allow-private-webhooks', '--webhook-retry-schedule', '1s'])
     children.push(server.child)
-    const response = await fetch(`${server.url}/api/public/v1/todos`, {
+    const response = await checkedFetch(`${server.url}/api/public/v1/todos`, {
       method: 'POST',
       headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
       body: JSON.stringify({ title: 'Check scaffolding', list_id: listIds(1)[0], assigned_to: exclusiveMemberIds(1)[0] }),
@@ -92,7 +93,7 @@ describePostgres('workforce-api webhooks on Postgres', () => {
   it(`serve without ${KEY_ENV} still serves the API, and says webhook delivery is off`, async () => {
     const server = await serve(undefined, ['--db', database.current.url])
     children.push(server.child)
-    expect((await fetch(`${server.url}/health/live`)).status).toBe(200)
+    expect((await checkedFetch(`${server.url}/health/live`)).status).toBe(200)
     expect(server.output()).toContain(`webhook delivery is off: set ${KEY_ENV}`)
   })
 })

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { runNode, type CliResult as Result } from '../helpers/cli.js'
+import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as an operator or a script would.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
@@ -259,7 +260,7 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
 }
 
 async function postTodo(server: Server, apiKey: string, companyId: number, title: string): Promise<number> {
-  const response = await fetch(`${server.url}/api/public/v1/todos`, {
+  const response = await checkedFetch(`${server.url}/api/public/v1/todos`, {
     method: 'POST',
     headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
     body: JSON.stringify({ title, list_id: listIds(companyId)[0], assigned_to: exclusiveMemberIds(companyId)[0] }),

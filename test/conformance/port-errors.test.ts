@@ -9,6 +9,7 @@ import * as root from '../../src/index.js'
 import { StorageUnavailable, WriteConflict } from '../../src/ports/errors.js'
 import type { WriteTransaction } from '../../src/ports/write-storage.js'
 import { generateDataset } from '../../src/seed/generate.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 type ErrorsModule = typeof import('../../src/ports/errors.js')
 
@@ -87,7 +88,7 @@ describe("the plugin answers a third-party adapter's errors from another copy of
     const adapter = createMemoryAdapter()
     await adapter.loadDataset(generateDataset())
     const users = errors.usersList === undefined ? adapter.storage.users : failing(adapter.storage.users, { list: errors.usersList })
-    app = Fastify({ logger: false })
+    app = withResponseChecks(Fastify({ logger: false }))
     await app.register(root.workforceApi, {
       prefix: '/api',
       storage: new Proxy(adapter.storage, { get: (object, key) => (key === 'users' ? users : Reflect.get(object, key, object)) }),

@@ -5,6 +5,7 @@ import { workforceApi } from '../../src/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { portsOf } from '../../src/ports/index.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /** Inputs that passed validation and then made Postgres fail (500) before the bounds were checked. */
 describePostgres('Postgres never sees a value it cannot store', () => {
@@ -16,7 +17,7 @@ describePostgres('Postgres never sees a value it cannot store', () => {
   beforeAll(async () => {
     adapter = await openPostgresAdapter({ connectionString: database.current.url })
     await adapter.loadDataset(generateDataset())
-    app = Fastify()
+    app = withResponseChecks(Fastify())
     await app.register(workforceApi, {
       prefix: '/api/public',
       ...portsOf(adapter),

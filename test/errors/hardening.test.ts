@@ -4,6 +4,7 @@ import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { workforceApi, workforceFrameworkErrors } from '../../src/index.js'
 import { bearer, buildWriteApp, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
 import { exclusiveMemberIds, expectError, expectInvalid, listIds, todosOf } from '../helpers/seed-facts.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /**
  * Regressions found by an adversarial review: each input below once produced a 500, a silent
@@ -100,7 +101,7 @@ describe.each(WRITE_ADAPTERS)('hardening ($name)', (adapter) => {
 describe('workforceFrameworkErrors', () => {
   it('renders a malformed URL, which Fastify refuses before any plugin runs, in the error envelope', async () => {
     const adapter = createMemoryAdapter()
-    const app = Fastify({ frameworkErrors: workforceFrameworkErrors })
+    const app = withResponseChecks(Fastify({ frameworkErrors: workforceFrameworkErrors }))
     await app.register(workforceApi, { prefix: '/api/public', storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules })
     const res = await app.inject({ method: 'GET', url: '/api/public/v1/users/%E0%A4%A' })
     expect(res.statusCode).toBe(400)

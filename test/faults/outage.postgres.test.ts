@@ -8,6 +8,7 @@ import { generateDataset } from '../../src/seed/generate.js'
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js'
 import { describePostgres } from '../helpers/postgres.js'
 import { createUntilSucceeded, outageAnswers, recoveredAt, startLoad, startWriters, type Answer, type Load, type RetriedCreate, type WriterResult } from './outage-load.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /** Issue 8: every request answers within this long of the database going away. */
 const ANSWER_WITHIN_MS = 2_000
@@ -48,7 +49,7 @@ describePostgres('an unreachable Postgres: 503 within 2 s, recovery without a re
     own = await startOwnPostgres()
     adapter = await openPostgresAdapter({ connectionString: own.url })
     await adapter.loadDataset(generateDataset())
-    app = Fastify()
+    app = withResponseChecks(Fastify())
     // The load is one key at hundreds of requests a second: the rate limit is not under test.
     await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter), rateLimit: false })
     api = `${await app.listen({ port: 0, host: '127.0.0.1' })}/api/public/v1`

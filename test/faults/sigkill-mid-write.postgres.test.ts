@@ -5,6 +5,7 @@ import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
 import { killed, spawnUntil } from '../helpers/child-process.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // The built CLI as an operator runs it, killed with SIGKILL while a write waits on a lock.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
@@ -32,7 +33,7 @@ describePostgres('a server killed (SIGKILL) in the middle of a write', () => {
     const { key } = JSON.parse(created.stdout.trim().split('\n').pop() as string) as { key: string }
     const title = `Written once ${Date.now()}`
     const post = (url: string) =>
-      fetch(`${url}/todos`, {
+      checkedFetch(`${url}/todos`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'kill-me', 'content-type': 'application/json' },
         body: JSON.stringify({ title, list_id: 1, assigned_to: 1 }),

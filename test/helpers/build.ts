@@ -5,6 +5,7 @@ import { workforceApi } from '../../src/plugin.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { READ_ADAPTERS, type ReadAdapter, type ReadAdapterFactory } from './adapters.js'
+import { withResponseChecks } from './response-checks.js'
 
 export const PREFIX = '/api/public'
 
@@ -62,7 +63,8 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
   const dataset = options.dataset === undefined ? seedDataset() : options.dataset
   if (dataset !== null) await adapter.loadDataset(dataset)
   const extra = typeof options.options === 'function' ? options.options(adapter) : (options.options ?? {})
-  const app = Fastify(options.fastify ?? {})
+  // Every response is checked against the OpenAPI document (test/helpers/openapi-setup.ts).
+  const app = withResponseChecks(Fastify(options.fastify ?? {}))
   const closeAll = async () => {
     await app.close()
     await adapter.close()

@@ -17,6 +17,7 @@ import { workforceApi } from '../../src/plugin.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { PREFIX, seedDataset } from './build.js'
+import { withResponseChecks } from './response-checks.js'
 
 export { PREFIX, seedDataset }
 
@@ -256,7 +257,8 @@ export async function buildWriteApp(options: BuildWriteOptions = {}): Promise<Wr
   if (dataset !== null) await adapter.loadDataset(dataset)
   const clock = new FakeClock(START_MS)
   const writes = new WriteControl(adapter.writes)
-  const app = Fastify()
+  // Every response is checked against the OpenAPI document (test/helpers/openapi-setup.ts).
+  const app = withResponseChecks(Fastify())
   const close = async () => {
     writes.releaseAll()
     await app.close()

@@ -6,6 +6,7 @@ import { portsOf } from '../../src/ports/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { describeRedis, redisUrl } from '../helpers/redis.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 // Issue 9: N instances on one Postgres and one Redis keep one budget per key.
 describePostgres('two instances, separate pools and Redis clients', () => {
@@ -17,7 +18,7 @@ describePostgres('two instances, separate pools and Redis clients', () => {
       for (let index = 0; index < 2; index++) {
         const adapter = await openPostgresAdapter({ connectionString: database.current.url })
         if (index === 0) await adapter.loadDataset(generateDataset())
-        const app = Fastify()
+        const app = withResponseChecks(Fastify())
         await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter), rateLimit: { max: 10, redis: redisUrl as string } })
         const url = await app.listen({ port: 0, host: '127.0.0.1' })
         instances.push({ app, adapter, url: `${url}/api/public/v1` })

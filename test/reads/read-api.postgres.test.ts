@@ -8,6 +8,7 @@ import { generateDataset } from '../../src/seed/generate.js'
 import { companyDayOf } from '../../src/time/calendar.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { readRequests } from './read-requests.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 /** Past int4, so ids, money and sequences must travel as int8 and still reach JSON as numbers. */
 const BIG_ID = 5_000_000_000
@@ -28,7 +29,7 @@ interface Side {
 }
 
 async function serve(adapter: PostgresAdapter | SqliteAdapter): Promise<Side> {
-  const app = Fastify()
+  const app = withResponseChecks(Fastify())
   await app.register(workforceApi, { prefix: '/api/public', storage: adapter.storage, keyStore: adapter.keyStore, modules: adapter.modules })
   await app.ready()
   const keys = new Map<number, string>()

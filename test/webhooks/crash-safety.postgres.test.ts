@@ -10,6 +10,7 @@ import { generateDataset } from '../../src/seed/generate.js'
 import { killed, spawnUntil } from '../helpers/child-process.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { startReceiver, type Receiver } from './receiver.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 const SECRET_KEY = randomBytes(32).toString('base64')
 const FIXTURE = join(import.meta.dirname, 'fixtures/dispatcher-process.ts')
@@ -38,7 +39,7 @@ describePostgres('a dispatcher killed (SIGKILL) mid-attempt', () => {
     const adapter = await openPostgresAdapter({ connectionString: db })
     await adapter.loadDataset(generateDataset())
     // This instance only serves the API and administers endpoints: no dispatcher.
-    const app = Fastify()
+    const app = withResponseChecks(Fastify())
     admin = { app, adapter }
     await app.register(workforceApi, {
       prefix: '/api/public',

@@ -5,6 +5,7 @@ import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { portsOf, recordingWebhookTransport, verifyWebhook, workforceApi } from '../../src/index.js'
 import { seedDataset } from '../helpers/build.js'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
+import { withResponseChecks } from '../helpers/response-checks.js'
 
 const apps: Array<{ close(): Promise<unknown> }> = []
 afterEach(async () => {
@@ -14,7 +15,7 @@ afterEach(async () => {
 it('the recording transport receives signed deliveries without a network, and its answers drive retries', async () => {
   let calls = 0
   const transport = recordingWebhookTransport(() => (++calls === 1 ? { status: 503, retryAfter: null, body: 'busy' } : { status: 200, retryAfter: null, body: 'ok' }))
-  const app = Fastify()
+  const app = withResponseChecks(Fastify())
   apps.push(app)
   await app.register(workforceApi, {
     prefix: '/api/public',
