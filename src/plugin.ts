@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { apiRoutes } from './api/index.js'
+import { ListPages } from './api/list-pages.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
 import { ModuleCache } from './auth/module-cache.js'
@@ -86,7 +87,7 @@ const api = fp(
     const writeContext: WriteContext | undefined = writable
       ? { writes, clock, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
       : undefined
-    const routes = apiRoutes({ storage, writes: writeContext })
+    const routes = apiRoutes({ storage, writes: writeContext, pages: new ListPages() })
     const openapi = options.openapi ?? true
     if (openapi !== false) {
       const settings = openapi === true ? {} : openapi

@@ -42,7 +42,7 @@ export async function migrationStatus(db: Kysely<any>, types: SqlColumnTypes, sc
 }
 
 function createMigrator(db: Kysely<any>, types: SqlColumnTypes, schema: string | undefined): Migrator {
-  const migrations = createMigrations(types)
+  const migrations = createMigrations(types, schema)
   const provider: MigrationProvider = { getMigrations: async () => migrations }
   return new Migrator({
     db,

@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import type { ListResult, PageWindow, ResourceReader, Storage } from '../../src/ports/storage.js'
 import type { CompanyRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
@@ -14,6 +13,8 @@ import {
   userQuery,
   type ResourceQuery,
 } from './resource-queries.js'
+import { listShape } from './list-shape.js'
+import { SqlSeekableReader } from './sql-seek.js'
 
 interface ListStatements {
   page: PreparedQuery
@@ -28,14 +29,17 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
   readonly #byShape = new Map<string, ListStatements>()
   readonly #get: PreparedQuery
   readonly #filterNames: Array<keyof F & string>
+  readonly seek: SqlSeekableReader<R, F>
 
   constructor(
     private readonly db: QueryDb,
     private readonly runner: SqlRunner,
     private readonly codec: SqlCodec,
     private readonly query: ResourceQuery<R, F>,
+    resource: string,
   ) {
     this.#filterNames = Object.keys(query.filters) as Array<keyof F & string>
+    this.seek = new SqlSeekableReader(db, runner, codec, query, this.#filterNames, resource)
     this.#get = prepare(query.select(query.from(db)).where(query.id, '=', param('id')))
   }
 
@@ -67,16 +71,7 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
     const shape = present.join(',')
     let statements = this.#byShape.get(shape)
     if (statements === undefined) {
-      const filters = present.map((name) => this.query.filters[name])
-      const narrow = (query: ReturnType<typeof this.query.from>) => filters.reduce((q, filter) => filter.where(q), query)
-      const filtered = narrow(this.query.from(this.db))
-      const { countFrom } = this.query
-      const counted = countFrom !== undefined && !filters.some((filter) => filter.joined === true) ? narrow(countFrom(this.db)) : filtered
-      // With a time range, `ORDER BY id + 0` keeps the planner off the id index: walking id
-      // order to find a recent week skipped ~1M rows (105 ms) where the range index plus a
-      // top-25 sort takes 0.5 ms. Without one, id order is the fast path (docs/benchmarks-postgres.md).
-      const ranged = filters.some((filter) => filter.range === true)
-      const order = ranged ? sql`${sql.ref(this.query.id)} + 0` : sql.ref(this.query.id)
+      const { filtered, counted, order } = listShape(this.db, this.query, present)
       statements = {
         page: prepare(this.query.select(filtered).orderBy(order).limit(param('limit')).offset(param('offset'))),
         count: prepare(counted.select((eb) => eb.fn.countAll().as('total'))),
@@ -107,14 +102,14 @@ export class SqlStorage implements Storage {
     private readonly runner: SqlRunner,
     private readonly codec: SqlCodec,
   ) {
-    this.users = new SqlResourceReader(db, runner, codec, userQuery)
-    this.employees = new SqlResourceReader(db, runner, codec, employeeQuery)
-    this.roles = new SqlResourceReader(db, runner, codec, roleQuery)
-    this.projects = new SqlResourceReader(db, runner, codec, projectQuery)
-    this.shifts = new SqlResourceReader(db, runner, codec, shiftQuery)
-    this.absences = new SqlResourceReader(db, runner, codec, absenceQuery)
-    this.expenses = new SqlResourceReader(db, runner, codec, expenseQuery)
-    this.todos = new SqlResourceReader(db, runner, codec, todoQuery)
+    this.users = new SqlResourceReader(db, runner, codec, userQuery, 'users')
+    this.employees = new SqlResourceReader(db, runner, codec, employeeQuery, 'employees')
+    this.roles = new SqlResourceReader(db, runner, codec, roleQuery, 'roles')
+    this.projects = new SqlResourceReader(db, runner, codec, projectQuery, 'projects')
+    this.shifts = new SqlResourceReader(db, runner, codec, shiftQuery, 'shifts')
+    this.absences = new SqlResourceReader(db, runner, codec, absenceQuery, 'absences')
+    this.expenses = new SqlResourceReader(db, runner, codec, expenseQuery, 'expenses')
+    this.todos = new SqlResourceReader(db, runner, codec, todoQuery, 'todos')
     this.#company = prepare(
       db
         .selectFrom('wfa_companies')

@@ -4,7 +4,8 @@ import type { ResourceReader, Storage } from '../ports/storage.js'
 import type { Scope } from '../scopes.js'
 import { filterContext, type FilterContext } from './filters.js'
 import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
-import { companyOf, type ApiResource, type RouteSpec } from './route-spec.js'
+import { ListPages } from './list-pages.js'
+import { companyOf, type ApiContext, type ApiResource, type RouteSpec } from './route-spec.js'
 import { IdParams, NoQuery } from './wire.js'
 
 /** The `Storage` members that are list-and-get readers. */
@@ -34,11 +35,14 @@ interface PageParams {
 }
 
 /** The list and by-id routes of `resource`. */
-export function readRoutes<R, F, P extends TProperties, W extends TSchema>(
+export function readRoutes<R extends { id: number }, F, P extends TProperties, W extends TSchema>(
   resource: ReadResource<R, F, P, W>,
-  storage: Storage,
+  context: ApiContext,
 ): RouteSpec[] {
+  const { storage } = context
   const reader = resource.reader(storage)
+  const pages = context.pages ?? new ListPages()
+  const { seek } = reader
   const querystring = Type.Object({ ...PageQuery, ...resource.filters }, { additionalProperties: false })
   const { name, scope } = resource
   const title = `${name[0]?.toUpperCase()}${name.slice(1)}`
@@ -55,7 +59,8 @@ export function readRoutes<R, F, P extends TProperties, W extends TSchema>(
         const { page = DEFAULT_PAGE, per_page: perPage = DEFAULT_PER_PAGE, ...query } = request.query as PageParams
         const companyId = companyOf(request)
         const filter = await resource.toFilter(query as unknown as Static<TObject<P>>, filterContext(storage, companyId))
-        const result = await reader.list(companyId, filter, pageWindow(page, perPage))
+        const window = pageWindow(page, perPage)
+        const result = seek === undefined ? await reader.list(companyId, filter, window) : await pages.list(name, seek, companyId, filter, window)
         return paginated(result, page, perPage, resource.render)
       },
     },
@@ -78,10 +83,10 @@ export function readRoutes<R, F, P extends TProperties, W extends TSchema>(
 }
 
 /** A resource that is only read: its two routes. */
-export function readOnlyResource<R, F, P extends TProperties, W extends TSchema>(resource: ReadResource<R, F, P, W>): ApiResource {
+export function readOnlyResource<R extends { id: number }, F, P extends TProperties, W extends TSchema>(resource: ReadResource<R, F, P, W>): ApiResource {
   return {
     name: resource.name,
     storage: { [resource.name]: 'reader' },
-    routes: ({ storage }) => readRoutes(resource, storage),
+    routes: (context) => readRoutes(resource, context),
   }
 }

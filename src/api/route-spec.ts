@@ -6,6 +6,7 @@ import type { InviteSender } from '../ports/invite-sender.js'
 import type { Storage } from '../ports/storage.js'
 import type { WriteStorage } from '../ports/write-storage.js'
 import type { Scope } from '../scopes.js'
+import type { ListPages } from './list-pages.js'
 
 export interface RouteSchemas {
   querystring?: TSchema
@@ -82,6 +83,8 @@ export interface WriteContext {
 /** What a resource needs to declare its routes. */
 export interface ApiContext {
   storage: Storage
+  /** Totals and page boundaries of large lists, shared by the resources of one app (`list-pages.ts`). */
+  pages?: ListPages
   /** Without it the API is read-only and no write route is declared. */
   writes?: WriteContext
 }

@@ -43,6 +43,52 @@ export interface ListResult<T> {
 export interface ResourceReader<T, F> {
   list(companyId: number, filter: F, window: PageWindow): Promise<ListResult<T>>
   get(companyId: number, id: number): Promise<T | null>
+  /**
+   * Optional: what lets the plugin serve a large company's lists at constant cost (exact
+   * totals cached by version, pages found by seeking from known boundaries). Without it,
+   * every list runs `list()`: correct, and as slow as counting and skipping makes it.
+   */
+  seek?: SeekableReader<T, F>
+}
+
+/**
+ * The change counters of one company's rows of one list resource. Every change bumps one in
+ * the change's own transaction, so a reader that sees a counter sees the change; they only grow.
+ */
+export interface ListVersion {
+  /** Rows inserted after every existing row of the company (spec 4.2.1: records append). */
+  appends: number
+  /** Rows changed in place (which may move them in or out of a filter). */
+  updates: number
+  /** Rows deleted, moved to another company or id, or inserted before an existing row. */
+  removals: number
+}
+
+/** A page found from a boundary: the rows after `after` (an id; 0 for the start), skipping `skip`. */
+export interface SeekWindow {
+  after: number
+  skip: number
+  limit: number
+  /** Count from the end instead: skip the `skip` last rows, return up to `limit` before them, in id order. */
+  fromEnd?: boolean
+  /**
+   * A hint: matching rows are dense from `after` on (it is the first match, or a later page's
+   * boundary), so walking id order finds the page sooner than a filter's own index would.
+   */
+  walkIds?: boolean
+}
+
+/**
+ * The capability behind fast lists (docs/adapters.md, "Fast lists"). Each answer carries the
+ * version of the snapshot it was computed in: read in the same statement (or transaction).
+ */
+export interface SeekableReader<T, F> {
+  /** The counters now: one indexed lookup. A company with no rows yet is all zeros. */
+  version(companyId: number): Promise<ListVersion>
+  /** The exact number of rows matching `filter`, and the version it was counted at. */
+  count(companyId: number, filter: F): Promise<{ total: number; version: ListVersion }>
+  /** The rows of `window` in id order, and the version, which is `null` when no row matched. */
+  page(companyId: number, filter: F, window: SeekWindow): Promise<{ rows: T[]; version: ListVersion | null }>
 }
 
 /** Records whose `updated_at` is at or after this instant (inclusive). */

@@ -13,6 +13,7 @@ import { StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { build, seedDataset, type TestApp } from '../helpers/build.js'
 import { readRequests } from '../reads/read-requests.js'
+import { withoutSeek } from '../helpers/without-seek.js'
 
 /** A statement that runs for a good while in SQLite (a few hundred ms on a laptop), then ends by itself. */
 const SLOW_SQL = 'with recursive c(x) as (select 1 union all select x + 1 from c where x < 5000000) select count(*) as n from c'
@@ -38,9 +39,17 @@ async function seedFile(dataset: Parameters<SqliteAdapter['loadDataset']>[0]): P
   return filename
 }
 
-/** The plugin over an adapter on an existing, seeded file. */
-function appOver(filename: string, options: Omit<SqliteAdapterOptions, 'filename'>): Promise<TestApp> {
-  return build({ adapter: { name: 'sqlite file', open: () => openSqliteAdapter({ filename, ...options }) }, dataset: null })
+/**
+ * The plugin over an adapter on an existing, seeded file. `seek: false` hides the fast-list
+ * capability, so every list runs its page and COUNT queries each time: how the router treats a
+ * shape that stays expensive (a cold count, an adapter without the capability).
+ */
+function appOver(filename: string, options: Omit<SqliteAdapterOptions, 'filename'>, seek = true): Promise<TestApp> {
+  return build({
+    adapter: { name: 'sqlite file', open: () => openSqliteAdapter({ filename, ...options }) },
+    dataset: null,
+    ...(seek ? {} : { options: (adapter) => ({ storage: withoutSeek(adapter.storage) }) }),
+  })
 }
 
 /** Resolves when `worker` has exited. */
@@ -78,6 +87,7 @@ describe('off-loop reads answer exactly what in-process reads answer', () => {
     }
     const requests = readRequests(seedDataset())
     let lists = 0
+    const distinctLists = new Set<string>()
     for (const request of requests) {
       const key = keys.get(request.companyId) as { inProcess: string; offLoop: string }
       const expected = await inProcess.app.inject({ method: 'GET', url: request.url, headers: { 'x-api-key': key.inProcess } })
@@ -86,11 +96,22 @@ describe('off-loop reads answer exactly what in-process reads answer', () => {
       expect(actual.json(), request.url).toStrictEqual(expected.json())
       const body = expected.json() as { data?: unknown; pagination?: { total: number } }
       if (request.expectData) expect(body.data, request.url).toBeDefined()
-      if (expected.statusCode === 200 && body.pagination !== undefined) lists++
+      if (expected.statusCode === 200 && body.pagination !== undefined) {
+        lists++
+        const url = new URL(request.url, 'http://x')
+        url.searchParams.delete('page')
+        url.searchParams.delete('per_page')
+        url.searchParams.sort()
+        distinctLists.add(`${request.companyId} ${url.pathname}?${url.searchParams}`)
+      }
     }
-    // Every list is a page query and a count query; by-id and company reads stay in process.
+    // Every list is a page query on a worker, and each distinct list (company, resource, filters)
+    // one count: the data does not change, so its total is counted once. A page past the end,
+    // asked after other pages of its list, finds no row from its boundary and is run once more
+    // from the start. By-id, company and version reads stay in process.
     expect(lists).toBeGreaterThan(100)
-    expect(pooled).toHaveBeenCalledTimes(2 * lists)
+    expect(pooled.mock.calls.length).toBeGreaterThanOrEqual(lists + distinctLists.size)
+    expect(pooled.mock.calls.length).toBeLessThan(2 * lists)
   })
 
   it('the same rows and totals for every resource through the storage port, with filters', async () => {
@@ -391,7 +412,7 @@ describe('one tenant looping an expensive read does not hold up another', () => 
   it('once seen slow, company 1 reads that shape on a worker, and company 2 is answered while it runs', async () => {
     // A 1 ms threshold: company 1's statements take tens of ms, so timing noise cannot flip
     // the probes' verdict (company 2's, at ~0.2 ms, may see a probe or two; not counted below).
-    t = await appOver(filename, { readWorkers: 2, slowReadMs: 1 })
+    t = await appOver(filename, { readWorkers: 2, slowReadMs: 1 }, false)
     const pool = (t.adapter as SqliteAdapter).readPool as SqliteReadPool
     const spy = vi.spyOn(pool, 'all')
     const pooled = { calls: () => spy.mock.calls.filter(([, , companyId]) => companyId === 1).length }

@@ -7,5 +7,5 @@ import { todoWriteRoutes } from './write.js'
 export const todos: ApiResource = {
   name: 'todos',
   storage: { todos: 'reader' },
-  routes: ({ storage, writes }) => [...readRoutes(readTodos, storage), ...(writes === undefined ? [] : todoWriteRoutes(writes))],
+  routes: (context) => [...readRoutes(readTodos, context), ...(context.writes === undefined ? [] : todoWriteRoutes(context.writes))],
 }

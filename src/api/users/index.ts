@@ -7,5 +7,5 @@ import { userWriteRoutes } from './write.js'
 export const users: ApiResource = {
   name: 'users',
   storage: { users: 'reader' },
-  routes: ({ storage, writes }) => [...readRoutes(readUsers, storage), ...(writes === undefined ? [] : userWriteRoutes(writes))],
+  routes: (context) => [...readRoutes(readUsers, context), ...(context.writes === undefined ? [] : userWriteRoutes(context.writes))],
 }

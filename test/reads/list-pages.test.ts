@@ -1,0 +1,218 @@
+import fc from 'fast-check'
+import { sql, type Kysely } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { openSqliteAdapter, type SqliteAdapter } from '../../adapters/sqlite/index.js'
+import { ListPages } from '../../src/api/list-pages.js'
+import { SHIFT_STATUSES, type ShiftRecord } from '../../src/ports/records.js'
+import type { ShiftFilter, Storage } from '../../src/ports/storage.js'
+import { generateDataset } from '../../src/seed/generate.js'
+import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+
+/**
+ * Lists served through `ListPages` (cached totals, pages sought from remembered boundaries, pages
+ * counted from the end) must equal, after any interleaving of changes, what a fresh uncached
+ * `list()` answers: the ids of the page and the exact total. Changes are made in plain SQL, as a
+ * host writing its own tables would, so the triggers are what keeps the versions honest.
+ */
+
+const COMPANY = 1
+/** Rows per run: enough pages at `per_page` 1–7 that boundaries, jumps and the end all matter. */
+const SCALE = 60
+
+type Change =
+  | { kind: 'append'; from: number }
+  | { kind: 'status'; row: number; status: (typeof SHIFT_STATUSES)[number]; touch: boolean }
+  | { kind: 'delete'; row: number }
+  | { kind: 'reinsert' }
+  | { kind: 'move'; row: number }
+type Read = { kind: 'read'; filter: number; page: number; perPage: number }
+type Step = Change | Read
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('read' as const), filter: fc.nat(4), page: fc.integer({ min: 1, max: 40 }), perPage: fc.integer({ min: 1, max: 7 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('append' as const), from: fc.nat(SCALE) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('status' as const), row: fc.nat(SCALE), status: fc.constantFrom(...SHIFT_STATUSES), touch: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), row: fc.nat(SCALE) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reinsert' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('move' as const), row: fc.nat(SCALE) }) },
+)
+/** A walk: many reads of consecutive pages, then the same pages again, as a syncing client does. */
+const walk: fc.Arbitrary<Step[]> = fc.tuple(fc.nat(4), fc.integer({ min: 1, max: 7 })).map(([filter, perPage]) =>
+  Array.from({ length: 2 * Math.ceil(SCALE / perPage) + 2 }, (_, index) => ({ kind: 'read' as const, filter, perPage, page: (index % (Math.ceil(SCALE / perPage) + 1)) + 1 })),
+)
+const script = fc.array(fc.oneof({ weight: 8, arbitrary: step.map((one) => [one]) }, { weight: 1, arbitrary: walk }), { minLength: 5, maxLength: 30 }).map((parts) => parts.flat())
+
+const COLUMNS = 'company_id, employee_id, project_id, status, starts_at, ends_at, break_minutes, internal_notes, created_at, updated_at'
+
+interface Target {
+  db: Kysely<any>
+  storage: Storage
+  /** The table's name as raw SQL may use it (schema-qualified where needed). */
+  table: string
+}
+
+/** The company's shift ids now, in order: what rows a change picks among. */
+async function shiftIds(target: Target): Promise<number[]> {
+  const { rows } = await sql<{ id: number | string }>`select id from ${sql.raw(target.table)} where company_id = ${COMPANY} order by id`.execute(target.db)
+  return rows.map((row) => Number(row.id))
+}
+
+async function apply(target: Target, change: Change, deleted: number[]): Promise<void> {
+  const table = sql.raw(target.table)
+  const ids = await shiftIds(target)
+  const pick = (index: number) => ids[index % Math.max(1, ids.length)]
+  switch (change.kind) {
+    case 'append': {
+      const source = pick(change.from)
+      if (source !== undefined) await sql`insert into ${table} (${sql.raw(COLUMNS)}) select ${sql.raw(COLUMNS)} from ${table} where id = ${source}`.execute(target.db)
+      return
+    }
+    case 'status': {
+      const row = pick(change.row)
+      if (row === undefined) return
+      // A touch moves the row into every updated_since window: the newest updated_at there is.
+      const updated = change.touch ? sql`(select max(updated_at) from ${table})` : sql`updated_at`
+      await sql`update ${table} set status = ${change.status}, updated_at = ${updated} where id = ${row}`.execute(target.db)
+      return
+    }
+    case 'delete': {
+      const row = pick(change.row)
+      if (row === undefined) return
+      await sql`delete from ${table} where id = ${row}`.execute(target.db)
+      deleted.push(row)
+      return
+    }
+    case 'reinsert': {
+      // A row inserted before existing ones (an id freed by a delete): not an append.
+      const id = deleted.shift()
+      const source = ids[0]
+      if (id === undefined || source === undefined) return
+      await sql`insert into ${table} (id, ${sql.raw(COLUMNS)}) select ${id}, ${sql.raw(COLUMNS)} from ${table} where id = ${source}`.execute(target.db)
+      return
+    }
+    case 'move': {
+      const row = pick(change.row)
+      if (row !== undefined) await sql`update ${table} set company_id = 2 where id = ${row}`.execute(target.db)
+    }
+  }
+}
+
+function filterOf(index: number, sinceDay: Date): ShiftFilter {
+  switch (index) {
+    case 1:
+      return { status: 'scheduled' }
+    case 2:
+      return { updatedSince: sinceDay }
+    case 3:
+      return { status: 'completed', updatedSince: sinceDay }
+    case 4:
+      return { employeeId: 1 }
+    default:
+      return {}
+  }
+}
+
+/** Runs a script, checking every read of `pages` against a fresh `list()`. */
+async function check(target: Target, pages: ListPages, steps: readonly Step[]): Promise<void> {
+  const reader = target.storage.shifts
+  const seek = reader.seek
+  if (seek === undefined) throw new Error('this adapter has no seek capability')
+  const deleted: number[] = []
+  const since = (await reader.list(COMPANY, {}, { limit: 100, offset: 0 })).rows.map((row) => row.updated_at.getTime()).sort((a, b) => a - b)
+  const sinceDay = new Date(since[Math.floor(since.length / 2)] ?? 0)
+  for (const [index, one] of steps.entries()) {
+    if (one.kind !== 'read') {
+      await apply(target, one, deleted)
+      continue
+    }
+    const filter = filterOf(one.filter, sinceDay)
+    const window = { limit: one.perPage, offset: (one.page - 1) * one.perPage }
+    const fast = await pages.list('shifts', seek, COMPANY, filter, window)
+    const fresh = await reader.list(COMPANY, filter, window)
+    const ids = (rows: ShiftRecord[]) => rows.map((row) => row.id)
+    expect({ step: index, total: fast.total, ids: ids(fast.rows) }).toEqual({ step: index, total: fresh.total, ids: ids(fresh.rows) })
+  }
+}
+
+describe('lists served by ListPages equal a fresh computation, on SQLite', () => {
+  it('after any interleaving of appends, updates in and out of filters, deletes, early inserts and moves', async () => {
+    await fc.assert(
+      fc.asyncProperty(script, async (steps) => {
+        const adapter: SqliteAdapter = await openSqliteAdapter({ filename: ':memory:' })
+        try {
+          await adapter.loadDataset(generateDataset({ scale: SCALE }))
+          await check({ db: adapter.db, storage: adapter.storage, table: 'wfa_shifts' }, new ListPages(), steps)
+        } finally {
+          await adapter.close()
+        }
+      }),
+      { numRuns: 60, seed: 1313 },
+    )
+  })
+
+  it('counts and pages at the version of their own snapshot', async () => {
+    const adapter = await openSqliteAdapter({ filename: ':memory:' })
+    try {
+      await adapter.loadDataset(generateDataset({ scale: SCALE }))
+      const seek = adapter.storage.shifts.seek
+      const before = await seek?.count(COMPANY, {})
+      await sql`update wfa_shifts set status = 'cancelled' where id = 3`.execute(adapter.db)
+      const after = await seek?.count(COMPANY, {})
+      expect(after?.total).toBe(before?.total)
+      expect(after?.version).toEqual({ ...before?.version, updates: (before?.version.updates ?? 0) + 1 })
+      const page = await seek?.page(COMPANY, {}, { after: 0, skip: 0, limit: 3, fromEnd: true })
+      expect(page?.rows.map((row) => row.id)).toEqual([SCALE - 2, SCALE - 1, SCALE])
+      expect(page?.version).toEqual(after?.version)
+    } finally {
+      await adapter.close()
+    }
+  })
+})
+
+describePostgres('lists served by ListPages equal a fresh computation, on Postgres', () => {
+  const database = useTestDatabase()
+  let first: PostgresAdapter
+  let second: PostgresAdapter
+  beforeAll(async () => {
+    first = await openPostgresAdapter({ connectionString: database.current.url })
+    await first.loadDataset(generateDataset({ scale: SCALE }))
+    second = await openPostgresAdapter({ connectionString: database.current.url })
+  })
+  afterAll(async () => {
+    await first?.close()
+    await second?.close()
+  })
+
+  it('after any interleaving of changes (statement-level triggers), one instance writing and reading', async () => {
+    const pages = new ListPages()
+    await fc.assert(
+      fc.asyncProperty(script, async (steps) => {
+        await check({ db: first.db, storage: first.storage, table: 'wfa_shifts' }, pages, steps)
+      }),
+      { numRuns: 15, seed: 1313 },
+    )
+  })
+
+  it("two instances: a write on one is in the other's next total and pages", async () => {
+    const pagesOfSecond = new ListPages()
+    const seek = second.storage.shifts.seek
+    if (seek === undefined) throw new Error('no seek capability')
+    const [victim] = (await second.storage.shifts.list(COMPANY, {}, { limit: 1, offset: 0 })).rows
+    if (victim === undefined) throw new Error('company 1 has no shift')
+    const filter: ShiftFilter = { status: victim.status }
+    const windows = [0, 3, 6].map((offset) => ({ limit: 3, offset }))
+    // The second instance remembers the total and the boundaries of three pages.
+    for (const window of windows) await pagesOfSecond.list('shifts', seek, COMPANY, filter, window)
+    // The first instance moves the list's first row out of the filter: every later row shifts.
+    const other = SHIFT_STATUSES.find((status) => status !== victim.status) as ShiftRecord['status']
+    await sql`update wfa_shifts set status = ${other} where id = ${victim.id}`.execute(first.db)
+    for (const window of [...windows].reverse()) {
+      const fast = await pagesOfSecond.list('shifts', seek, COMPANY, filter, window)
+      const fresh = await second.storage.shifts.list(COMPANY, filter, window)
+      expect(fast.total).toBe(fresh.total)
+      expect(fast.rows.map((row) => row.id)).toEqual(fresh.rows.map((row) => row.id))
+      expect(fast.rows.map((row) => row.id)).not.toContain(victim.id)
+    }
+  })
+})
