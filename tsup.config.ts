@@ -16,6 +16,9 @@ const LIBRARY = {
  */
 const WORKER = { 'adapters/sqlite/sqlite-read-worker': 'adapters/sqlite/sqlite-read-worker.ts' }
 
+/** Started by `seedSqliteDatabase` (the CLI's `seed`, ESM only) as a worker thread, found the same way. */
+const SEED_WORKER = { 'adapters/sqlite/sqlite-seed-worker': 'adapters/sqlite/sqlite-seed-worker.ts' }
+
 /**
  * What `require('fastify-workforce-api/conformance')` loads: the suite is ESM only, because
  * vitest is (vitest's own `index.cjs` does the same). Its types are the suite's, emitted as
@@ -53,7 +56,7 @@ export default defineConfig(() => {
     {
       ...shared,
       // ESM: the library, the conformance suite and the CLI, all sharing the library's chunks.
-      entry: { ...LIBRARY, ...WORKER, 'conformance/index': 'src/conformance/index.ts', cli: 'src/cli/main.ts' },
+      entry: { ...LIBRARY, ...WORKER, ...SEED_WORKER, 'conformance/index': 'src/conformance/index.ts', cli: 'src/cli/main.ts' },
       format: ['esm'],
       dts: { entry: { ...LIBRARY, 'conformance/index': 'src/conformance/index.ts' } },
     },

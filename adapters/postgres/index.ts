@@ -221,10 +221,27 @@ function milliseconds(options: PostgresAdapterOptions, name: MillisecondOption, 
  * then fails to find it unqualified (seen when another schema of the database already held
  * an adapter's tables).
  */
+/** A statement cancelled by `statement_timeout` (SQLSTATE 57014), as the driver or our guard reports it. */
+function isStatementTimeout(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error
+  return (cause as { code?: unknown } | null)?.code === '57014' || (error as { code?: unknown } | null)?.code === '57014'
+}
+
 async function migrateWithoutStatementTimeout(db: Kysely<any>, schema: string | undefined): Promise<void> {
   await db.connection().execute(async (conn) => {
-    const { rows } = await sql<{ timeout: string; current: string | null }>`
-      select current_setting('statement_timeout') as timeout, current_schema() as current`.execute(conn)
+    // This first statement still runs under the connection's own timeout, which may be tiny
+    // (the tests use 1 ms): on a loaded machine it can be cancelled, so it is tried again.
+    const readSettings = () =>
+      sql<{ timeout: string; current: string | null }>`select current_setting('statement_timeout') as timeout, current_schema() as current`.execute(conn)
+    let answer: Awaited<ReturnType<typeof readSettings>> | undefined
+    for (let attempt = 1; answer === undefined; attempt += 1) {
+      try {
+        answer = await readSettings()
+      } catch (error) {
+        if (attempt >= 10 || !isStatementTimeout(error)) throw error
+      }
+    }
+    const { rows } = answer
     const [settings] = rows
     const target = schema ?? settings?.current
     if (settings === undefined || target == null) {

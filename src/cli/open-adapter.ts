@@ -2,9 +2,9 @@ import { statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import { migrationStatus, type MigrationStatus } from '../../adapters/sql/migrate.js'
-import { loadPostgresDatasetStream, loadSqliteDatasetStream, type LoadProgress } from '../../adapters/sql/sql-fixtures.js'
+import type { LoadProgress } from '../../adapters/sql/bulk-load.js'
 import type { ReferenceAdapterPorts } from '../ports/index.js'
-import type { DatasetChunk } from '../seed/generate.js'
+import { streamDataset, type SeedOptions } from '../seed/generate.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
@@ -15,8 +15,8 @@ export function isPostgresUrl(db: string): boolean {
 
 /** What the CLI needs of an adapter: the ports, the fixture hooks, module switches, close. */
 export interface CliAdapter extends ReferenceAdapterPorts {
-  /** Loads streamed rows (`streamDataset`) in one transaction, at bulk speed: `seed`. */
-  loadStream(chunks: Iterable<DatasetChunk>, progress: LoadProgress): Promise<void>
+  /** Loads the seed dataset (`streamDataset`) in one transaction, at bulk speed: `seed`. */
+  loadSeed(options: SeedOptions, progress: LoadProgress): Promise<void>
 }
 
 export interface OpenOptions {
@@ -84,13 +84,14 @@ interface Unchecked {
 async function openUnchecked(db: string, options: { create: boolean; migrate: boolean; readWorkers: boolean }): Promise<Unchecked> {
   if (isPostgresUrl(db)) {
     const { openPostgresAdapter, postgresCodec, postgresColumnTypes } = await import('../../adapters/postgres/index.js')
+    const { loadPostgresDatasetStream } = await import('../../adapters/postgres/postgres-bulk-load.js')
     const adapter = await openPostgresAdapter({ connectionString: db }, { migrate: options.migrate })
     return {
       adapter: Object.assign(adapter, {
-        async loadStream(chunks: Iterable<DatasetChunk>, progress: LoadProgress) {
+        async loadSeed(seed: SeedOptions, progress: LoadProgress) {
           const client = await adapter.pool.connect()
           try {
-            await loadPostgresDatasetStream(client, postgresCodec, chunks, progress)
+            await loadPostgresDatasetStream(client, postgresCodec, streamDataset(seed), progress)
           } finally {
             client.release()
           }
@@ -101,11 +102,12 @@ async function openUnchecked(db: string, options: { create: boolean; migrate: bo
     }
   }
   checkSqlitePath(db, options.create)
-  const { openSqliteAdapter, sqliteCodec, sqliteColumnTypes } = await import('../../adapters/sqlite/index.js')
+  const { openSqliteAdapter, sqliteColumnTypes } = await import('../../adapters/sqlite/index.js')
+  const { seedSqliteDatabase } = await import('../../adapters/sqlite/sqlite-bulk-load.js')
   const adapter = await openSqliteAdapter({ filename: db, migrate: options.migrate, ...(options.readWorkers ? {} : { readWorkers: 0 }) })
   return {
     adapter: Object.assign(adapter, {
-      loadStream: (chunks: Iterable<DatasetChunk>, progress: LoadProgress) => loadSqliteDatasetStream(adapter.database, sqliteCodec, chunks, progress),
+      loadSeed: (seed: SeedOptions, progress: LoadProgress) => seedSqliteDatabase(adapter.database, seed, progress),
     }),
     status: () => migrationStatus(adapter.db, sqliteColumnTypes),
   }

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress'
-import type { LoadProgress } from '../../adapters/sql/sql-fixtures.js'
+import type { LoadProgress } from '../../adapters/sql/bulk-load.js'
 
 /** How often the bar redraws, at most (per second). */
 const REDRAWS_PER_SECOND = 10
@@ -33,15 +33,20 @@ export function seedProgress(totalRows: number, options: { enabled: boolean; str
     cliProgress.Presets.shades_classic,
   )
   const rate = () => Math.round(rows / Math.max(0.001, (Date.now() - started) / 1000)).toLocaleString('en-US')
-  bar.start(totalRows, 0, { rate: '0', stage: 'writing rows' })
+  // Rows and indexes arrive interleaved when a worker thread loads some tables: say both.
+  const stage = () => (indexes === 0 ? 'writing rows' : `writing rows, ${indexes} index(es) rebuilt`)
+  bar.start(totalRows, 0, { rate: '0', stage: stage() })
   return {
     rowsLoaded(count) {
       rows += count
-      bar.update(rows, { rate: rate(), stage: 'writing rows' })
+      bar.update(rows, { rate: rate(), stage: stage() })
     },
     indexBuilt() {
       indexes++
-      bar.update(rows, { rate: rate(), stage: `${indexes} index(es) rebuilt` })
+      bar.update(rows, { rate: rate(), stage: stage() })
+    },
+    stage(label) {
+      bar.update(rows, { rate: rate(), stage: `${indexes} index(es) rebuilt, ${label}` })
     },
     stop() {
       bar.update(rows, { rate: rate(), stage: 'done' })

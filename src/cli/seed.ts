@@ -1,4 +1,4 @@
-import { SEED_COMPANIES, seedRowCount, streamDataset } from '../seed/generate.js'
+import { SEED_COMPANIES, seedRowCount } from '../seed/generate.js'
 import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { jsonLastLineFlag, usageText, type HelpTopic } from './help-format.js'
 import { CliError, describeDb, migrateDatabase, withAdapter } from './open-adapter.js'
@@ -61,7 +61,7 @@ export async function seed(args: string[], out: CliOutput): Promise<void> {
       const progress = seedProgress(total, { enabled: out.interactive === true && flags.json !== true })
       const started = Date.now()
       try {
-        await adapter.loadStream(streamDataset(options), progress)
+        await adapter.loadSeed(options, progress)
       } finally {
         progress.stop()
       }

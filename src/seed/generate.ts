@@ -31,7 +31,6 @@ import {
   type TodoSource,
 } from '../ports/records.js'
 import { PLATFORM_MODULES } from '../ports/module-registry.js'
-import { nextDay } from '../time/calendar.js'
 import type {
   AbsenceRow,
   Dataset,
@@ -140,14 +139,15 @@ function updatedAt(id: number): Date {
   return new Date(id % 3 === 0 ? created + ((id % 10) + 1) * DAY_MS + (id % 7) * HOUR_MS : created)
 }
 
-/** Consecutive calendar days from `first`, computed once with Temporal-backed `nextDay`. */
+/**
+ * Consecutive calendar days from `first`. UTC midnights are exactly a day apart (no DST), so
+ * plain millisecond arithmetic gives the same days as Temporal, without its start-up cost in
+ * every thread that seeds.
+ */
 function dayRange(first: Day, count: number): Day[] {
-  const days: Day[] = [first]
-  let day = first
-  for (let i = 1; i < count; i++) {
-    day = nextDay(day)
-    days.push(day)
-  }
+  const start = Date.parse(`${first}T00:00:00Z`)
+  const days: Day[] = []
+  for (let i = 0; i < count; i++) days.push(new Date(start + i * DAY_MS).toISOString().slice(0, 10))
   return days
 }
 
@@ -161,20 +161,23 @@ function days2026(): Day[] {
 let daysSince2012Cache: Day[] | undefined
 /** Every day from 2012-01-01 to 2026-12-31 (hire and termination dates, project windows). */
 function daysSince2012(): Day[] {
-  daysSince2012Cache ??= dayRange('2012-01-01', Temporal.PlainDate.from('2012-01-01').until('2027-01-01').days)
+  daysSince2012Cache ??= dayRange('2012-01-01', (Date.UTC(2027, 0, 1) - Date.UTC(2012, 0, 1)) / DAY_MS)
   return daysSince2012Cache
 }
 
-const instantCache = new Map<string, number>()
+/** Time zone → day → wall-clock time → epoch ms. Nested rather than one joined key: building that key for every shift and to-do cost more than the lookup. */
+const instantCache = new Map<string, Map<Day, Map<string, number>>>()
 
 /** The instant of wall-clock `time` (`HH:MM[:SS]`) on `day` in `timeZone`, DST-aware. */
 function localInstant(day: Day, time: string, timeZone: string): Date {
-  const key = `${timeZone}|${day}T${time}`
-  let ms = instantCache.get(key)
+  let days = instantCache.get(timeZone)
+  if (days === undefined) instantCache.set(timeZone, (days = new Map()))
+  let times = days.get(day)
+  if (times === undefined) days.set(day, (times = new Map()))
+  let ms = times.get(time)
   if (ms === undefined) {
-    ms = Temporal.PlainDateTime.from(`${day}T${time}`).toZonedDateTime(timeZone, { disambiguation: 'compatible' })
-      .epochMilliseconds
-    instantCache.set(key, ms)
+    ms = Temporal.PlainDateTime.from(`${day}T${time}`).toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds
+    times.set(time, ms)
   }
   return new Date(ms)
 }
@@ -692,6 +695,11 @@ export type DatasetChunk = { [T in keyof Dataset]: { table: T; rows: Dataset[T] 
 export interface StreamOptions extends SeedOptions {
   /** Rows per chunk, at most. Default 100. */
   chunkRows?: number
+  /**
+   * Only these tables, still in `DATASET_TABLES` order (default: all). Each table's rows are
+   * the same whichever others are made, so loaders on several threads can each make their own.
+   */
+  tables?: readonly (keyof Dataset)[]
 }
 
 /**
@@ -725,7 +733,9 @@ export function* streamDataset(options: StreamOptions = {}): Generator<DatasetCh
   const plan = planCompanies(options)
   const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) throw new RangeError(`chunkRows must be a positive integer, got ${String(chunkRows)}`)
+  const only = options.tables === undefined ? undefined : new Set(options.tables)
   for (const table of DATASET_TABLES) {
+    if (only !== undefined && !only.has(table)) continue
     let rows: unknown[] = []
     for (const row of rowsOf(table, plan)) {
       rows.push(row)

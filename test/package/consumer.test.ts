@@ -165,13 +165,14 @@ describe('the packed tarball', () => {
     expect(packedFiles.filter((path) => path.endsWith('.map'))).toEqual([])
   })
 
-  it('holds no file that the exports, the bin or the SQLite read worker cannot reach', async () => {
+  it('holds no file that the exports, the bin or the SQLite workers cannot reach', async () => {
     const packageDir = join(work, 'minimal', 'node_modules', 'fastify-workforce-api')
     const manifest = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { exports: unknown; bin: Record<string, string> }
     const targets = (value: unknown): string[] =>
       typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(targets) : []
-    // The worker is started by path (readWorkerEntry), not imported.
-    const roots = [...targets(manifest.exports), ...Object.values(manifest.bin), './dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs']
+    // The workers are started by path (readWorkerEntry, seedWorkerEntry), not imported.
+    const workers = ['./dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs', './dist/adapters/sqlite/sqlite-seed-worker.js']
+    const roots = [...targets(manifest.exports), ...Object.values(manifest.bin), ...workers]
     const reached = new Set<string>()
     const visit = async (file: string) => {
       // A name that is not a packed file is prose, such as an @example in a doc comment.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { openPostgresAdapter, postgresCodec, type PostgresAdapter } from '../../adapters/postgres/index.js'
-import { loadPostgresDatasetStream } from '../../adapters/sql/sql-fixtures.js'
+import { loadPostgresDatasetStream } from '../../adapters/postgres/postgres-bulk-load.js'
 import { generateDataset, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.js'
 
@@ -28,7 +28,7 @@ describePostgres('loadPostgresDatasetStream', () => {
     }
   }
 
-  /** Every row of every table of ours in key order, every index definition, the next identity of each table. */
+  /** Every row of every table of ours (the list-version counters included) in key order, every index definition, the next identity of each table, every trigger and whether it is enabled. */
   async function snapshot(adapter: PostgresAdapter) {
     const { rows: tables } = await adapter.pool.query<{ name: string }>(
       `select table_name as name from information_schema.tables where table_schema = current_schema() and table_name like 'wfa\\_%' and table_name not like 'wfa\\_migration%' order by 1`,
@@ -40,7 +40,10 @@ describePostgres('loadPostgresDatasetStream', () => {
       select table_name, pg_sequence_last_value(pg_get_serial_sequence(quote_ident(table_name), 'id')) as last
       from information_schema.columns
       where table_schema = current_schema() and column_name = 'id' and is_identity = 'YES' order by 1`)
-    return { rows, indexes, identities }
+    const { rows: triggers } = await adapter.pool.query(`
+      select c.relname, g.tgname, g.tgenabled from pg_trigger g join pg_class c on c.oid = g.tgrelid
+      where not g.tgisinternal and c.relnamespace = current_schema()::regnamespace order by 1, 2`)
+    return { rows, indexes, identities, triggers }
   }
 
   let reference: PostgresAdapter
@@ -61,6 +64,20 @@ describePostgres('loadPostgresDatasetStream', () => {
     expect(Number(list.id)).toBe(7)
   })
 
+  it('counts list versions as the statement triggers would when older rows already sit past the new ones', async () => {
+    const late = `insert into wfa_shifts (id, company_id, employee_id, status, starts_at, ends_at, break_minutes, created_at, updated_at)
+      values (9999999, 2, 1, 'planned', now(), now(), 0, now(), now())`
+    const before = await fresh()
+    await before.pool.query(late)
+    await before.loadDataset(generateDataset({ scale: SCALE }))
+    const bulk = await fresh()
+    await bulk.pool.query(late)
+    await load(bulk, streamDataset({ scale: SCALE }))
+    const counters = async (adapter: PostgresAdapter) => (await adapter.pool.query(`select * from wfa_list_versions order by 1, 2`)).rows
+    expect(await counters(bulk)).toEqual(await counters(before))
+    expect((await counters(bulk)).find((row) => row.company_id === '2' && row.resource === 'shifts')).toMatchObject({ removals: '1' })
+  })
+
   it('writes nothing when the stream fails half way, and keeps every index', async () => {
     const adapter = await fresh()
     const before = await snapshot(adapter)
@@ -71,6 +88,25 @@ describePostgres('loadPostgresDatasetStream', () => {
       }
     }
     await expect(load(adapter, failing())).rejects.toThrow('the generator broke')
+    expect(await snapshot(adapter)).toEqual(before)
+  })
+
+  it('refuses rows that break a constraint inside a COPY, all or nothing, and the connection stays usable', async () => {
+    const adapter = await fresh()
+    const before = await snapshot(adapter)
+    function* twice(): Generator<DatasetChunk> {
+      for (const chunk of streamDataset({ scale: 40 })) {
+        yield chunk
+        if (chunk.table === 'people') yield chunk
+      }
+    }
+    const client = await adapter.pool.connect()
+    try {
+      await expect(loadPostgresDatasetStream(client, postgresCodec, twice())).rejects.toThrow(/duplicate key value violates unique constraint/)
+      expect((await client.query('select 1 as ok')).rows).toEqual([{ ok: 1 }])
+    } finally {
+      client.release()
+    }
     expect(await snapshot(adapter)).toEqual(before)
   })
 })
