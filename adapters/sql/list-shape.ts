@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { SqlCodec } from './codec.js'
 import type { QueryDb } from './prepared.js'
 import type { ResourceQuery } from './resource-queries.js'
 
@@ -18,4 +19,12 @@ export function listShape<R, F>(db: QueryDb, query: ResourceQuery<R, F>, present
   const ranged = filters.some((filter) => filter.range === true)
   const order = ranged ? sql`${sql.ref(query.id)} + 0` : sql.ref(query.id)
   return { filtered, counted, order, ranged }
+}
+
+/** The filters present in `filter`, in declaration order, and the values they bind, with the company's. */
+export function boundFilters<R, F>(query: ResourceQuery<R, F>, codec: SqlCodec, filterNames: ReadonlyArray<keyof F & string>, companyId: number, filter: F) {
+  const present = filterNames.filter((name) => filter[name] !== undefined)
+  const values: Record<string, unknown> = { company_id: companyId }
+  for (const name of present) Object.assign(values, query.filters[name].bind(filter[name] as never, codec))
+  return { present, values }
 }

@@ -3,7 +3,7 @@ import type { ListVersion, SeekableReader, SeekWindow } from '../../src/ports/st
 import type { SqlCodec } from './codec.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb, type SqlRunner } from './prepared.js'
 import type { ResourceQuery } from './resource-queries.js'
-import { listShape } from './list-shape.js'
+import { boundFilters, listShape } from './list-shape.js'
 
 interface SeekStatements {
   count: PreparedQuery
@@ -67,9 +67,7 @@ export class SqlSeekableReader<R, F extends object> implements SeekableReader<R,
   }
 
   #prepare(companyId: number, filter: F): { statements: SeekStatements; values: Record<string, unknown> } {
-    const present = this.filterNames.filter((name) => filter[name] !== undefined)
-    const values: Record<string, unknown> = { company_id: companyId }
-    for (const name of present) Object.assign(values, this.query.filters[name].bind(filter[name] as never, this.codec))
+    const { present, values } = boundFilters(this.query, this.codec, this.filterNames, companyId, filter)
     return { statements: this.#statements(present), values }
   }
 

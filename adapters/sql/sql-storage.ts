@@ -13,7 +13,7 @@ import {
   userQuery,
   type ResourceQuery,
 } from './resource-queries.js'
-import { listShape } from './list-shape.js'
+import { boundFilters, listShape } from './list-shape.js'
 import { SqlSeekableReader } from './sql-seek.js'
 
 interface ListStatements {
@@ -44,12 +44,9 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
   }
 
   async list(companyId: number, filter: F, window: PageWindow): Promise<ListResult<R>> {
-    const present = this.#filterNames.filter((name) => filter[name] !== undefined)
+    const { present, values } = boundFilters(this.query, this.codec, this.#filterNames, companyId, filter)
     const statements = this.#statements(present)
-    const values: Record<string, unknown> = { company_id: companyId, limit: window.limit, offset: window.offset }
-    for (const name of present) {
-      Object.assign(values, this.query.filters[name].bind(filter[name] as never, this.codec))
-    }
+    Object.assign(values, { limit: window.limit, offset: window.offset })
     // Page and count share one scope, so a runner routes both the same way.
     const scope: ReadScope = { companyId, shape: statements }
     const [rows, counted] = await Promise.all([

@@ -101,14 +101,17 @@ export function checkResponse(exchange: Exchange, document?: OpenApiDocument): s
   return responseCheckerFor(document).check(exchange)
 }
 
-function checkerOf(document: OpenApiDocument): ResponseChecker {
+/**
+ * The schemas of `document` by JSON pointer (`/components/schemas/Todo`), compiled on first use:
+ * the whole document is added under one id, so each schema's `#/components/...` references
+ * resolve against it.
+ */
+export function schemaValidators(document: object): (pointer: string) => ValidateFunction {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false })
   addFormats(ajv)
-  // The whole document under one id, so a schema's `#/components/...` references resolve
-  // against it and each response schema compiles by its JSON pointer, on first use.
-  ajv.addSchema(document as object, DOCUMENT_ID)
+  ajv.addSchema(document, DOCUMENT_ID)
   const validators = new Map<string, ValidateFunction>()
-  const validatorAt = (pointer: string) => {
+  return (pointer) => {
     let validate = validators.get(pointer)
     if (validate === undefined) {
       validate = ajv.getSchema(`${DOCUMENT_ID}#${encodeURI(pointer)}`)
@@ -117,6 +120,10 @@ function checkerOf(document: OpenApiDocument): ResponseChecker {
     }
     return validate
   }
+}
+
+function checkerOf(document: OpenApiDocument): ResponseChecker {
+  const validatorAt = schemaValidators(document)
   const templates = Object.keys(document.paths).map((template) => ({ template, pattern: templatePattern(template) }))
   const prefix = (document.servers?.[0]?.url ?? '').replace(/\/$/, '')
 

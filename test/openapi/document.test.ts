@@ -3,8 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { validate } from '@readme/openapi-parser'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormatsModule from 'ajv-formats'
 import fastifySwagger from '@fastify/swagger'
 import Fastify from 'fastify'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -19,19 +17,17 @@ import { renderEvent } from '../../src/webhooks/events.js'
 import { EVENT_TYPES, type EventType } from '../../src/webhooks/event-types.js'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { build, PREFIX, type TestApp } from '../helpers/build.js'
+import { schemaValidators } from '../helpers/openapi-responses.js'
 
 type Json = Record<string, any>
 
 const committed = (): Json => JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')) as Json
 
-/** Compiles schemas inside `document` by JSON pointer, so its `#/components/…` references resolve. */
+/** Validates a value against the schema at a JSON pointer of `document`; the problems, or none. */
 function schemaChecker(document: Json) {
-  const ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true })
-  const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
-  addFormats(ajv)
-  ajv.addSchema(document, 'openapi')
+  const validatorAt = schemaValidators(document)
   return (pointer: string, value: unknown): string[] => {
-    const check = ajv.compile({ $ref: `openapi#${pointer}` })
+    const check = validatorAt(pointer)
     return check(value) ? [] : (check.errors ?? []).map((error) => `${pointer}${error.instancePath} ${error.message}`)
   }
 }
