@@ -13,10 +13,12 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections <n>    concurrent autocannon connections                      [20]
   --per-page <n>       per_page of the listed page                             [25]
   --key-time <ms>      measured time per key-verification case                 [1000]
-  --only <part>        run one part only: http, keys or contention
+  --only <part>        run one part only: http, keys, contention or lists
                        (contention: one tenant loops an expensive to-do query while
                        another's cheap reads are timed, reads in process vs off-loop;
-                       it measures --duration seconds per mode)
+                       it measures --duration seconds per mode;
+                       lists: bench/scale.ts, issue 13's goals at 1,000,000 rows
+                       on SQLite and Postgres, run as its own process)
   --profile            also write a CPU profile of the plugin server and summarise it
   --cache-dir <dir>    where seeded SQLite files are cached  [$TMPDIR/fastify-workforce-api-bench]
   --rebuild            reseed the cached file for this scale
@@ -35,6 +37,8 @@ export interface BenchOptions {
   http: boolean
   keys: boolean
   contention: boolean
+  /** bench/scale.ts: lists at 1,000,000 rows (its own options: npx tsx bench/scale.ts --help). */
+  lists: boolean
   profile: boolean
   cacheDir: string
   rebuild: boolean
@@ -42,7 +46,7 @@ export interface BenchOptions {
   help: boolean
 }
 
-const PARTS = ['http', 'keys', 'contention']
+const PARTS = ['http', 'keys', 'contention', 'lists']
 
 /** Parses `process.argv`; throws a `TypeError` naming the option on a bad value. */
 export function parseBenchOptions(argv: string[]): BenchOptions {
@@ -67,7 +71,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     },
   })
   if (values.only !== undefined && !PARTS.includes(values.only)) {
-    throw new TypeError('--only must be "http", "keys" or "contention"')
+    throw new TypeError('--only must be "http", "keys", "contention" or "lists"')
   }
   return {
     scale: integer('--scale', values.scale, 40),
@@ -81,6 +85,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     http: values.only === undefined || values.only === 'http',
     keys: values.only === undefined || values.only === 'keys',
     contention: values.only === undefined || values.only === 'contention',
+    lists: values.only === undefined || values.only === 'lists',
     profile: values.profile,
     cacheDir: values['cache-dir'],
     rebuild: values.rebuild,

@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: the plugin's `GET /v1/users` against a bare Fastify route over the same
  * SQLite file, `KeyVerifier` micro-benchmarks, and one tenant's expensive reads against
- * another's cheap ones on SQLite (`--only contention`). Figures are reported, never asserted: the
+ * another's cheap ones on SQLite (`--only contention`), and lists at 1,000,000 rows on SQLite and
+ * Postgres (`--only lists`, bench/scale.ts). Figures are reported, never asserted: the
  * exit code is non-zero only when something fails (a server, a request, a mismatch).
  * Method and recorded figures: docs/benchmarks.md.
  */
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -81,6 +83,12 @@ async function main(): Promise<void> {
   if (options.contention) {
     const filename = await ensureFixture({ scale: options.scale, cacheDir: options.cacheDir, rebuild: options.rebuild && !options.http, log })
     contention = await runContentionBench({ filename, durationS: options.durationS, log })
+  }
+
+  if (options.lists) {
+    // Its own process and its own seeded databases (1,000,000 rows): it prints its own table.
+    log('bench: lists at scale (bench/scale.ts)')
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/scale.ts'], { cwd: ROOT, stdio: 'inherit' })
   }
 
   const settings =

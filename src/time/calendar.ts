@@ -1,4 +1,5 @@
 import { Temporal } from '@js-temporal/polyfill'
+import { LRUCache } from 'lru-cache'
 import type { Day } from '../ports/records.js'
 
 const DAY_SHAPE = /^(?!0000)\d{4}-\d{2}-\d{2}$/
@@ -44,11 +45,21 @@ export function parseInstant(value: string): Date | null {
  * within `MIN_INSTANT_MS`…`MAX_INSTANT_MS`.
  */
 export function startOfCompanyDay(day: Day, timeZone: string): Date {
-  const start = Temporal.PlainDate.from(day).toZonedDateTime({ timeZone })
-  // The day after 9999-12-31, or 0001-01-01 east of UTC, falls outside what can be stored;
-  // clamp, so `date_to=9999-12-31` stays a valid open end in every zone.
-  return new Date(Math.min(Math.max(start.epochMilliseconds, MIN_INSTANT_MS), MAX_INSTANT_MS))
+  // A pure function of its arguments, and the polyfill's zone maths costs ~0.1 ms a call: the
+  // same few days are asked for again and again by list filters, so remember them.
+  const slot = `${timeZone}\n${day}`
+  let ms = DAY_STARTS.get(slot)
+  if (ms === undefined) {
+    const start = Temporal.PlainDate.from(day).toZonedDateTime({ timeZone })
+    // The day after 9999-12-31, or 0001-01-01 east of UTC, falls outside what can be stored;
+    // clamp, so `date_to=9999-12-31` stays a valid open end in every zone.
+    ms = Math.min(Math.max(start.epochMilliseconds, MIN_INSTANT_MS), MAX_INSTANT_MS)
+    DAY_STARTS.set(slot, ms)
+  }
+  return new Date(ms)
 }
+
+const DAY_STARTS = new LRUCache<string, number>({ max: 10_000 })
 
 /** The day after `day`. */
 export function nextDay(day: Day): Day {
