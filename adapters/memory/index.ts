@@ -1,10 +1,12 @@
 import { emptyDataset, type Dataset } from '../../src/ports/dataset.js'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
+import { MemoryAuditStore } from './memory-audit-store.js'
 import { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 import { MemoryKeyStore } from './memory-key-store.js'
 import { MemoryModuleRegistry } from './memory-module-registry.js'
 import { MemoryStorage } from './memory-storage.js'
+import { MemoryUsageStore } from './memory-usage-store.js'
 import { MemoryWebhookStore } from './memory-webhook-store.js'
 import { MemoryWriteStorage } from './memory-write-storage.js'
 
@@ -19,6 +21,9 @@ export interface MemoryAdapter extends ReferenceAdapterPorts {
   writes: MemoryWriteStorage
   idempotency: MemoryIdempotencyStore
   webhooks: MemoryWebhookStore
+  /** The audit trail the key store and the webhook store both append to. */
+  audit: MemoryAuditStore
+  usage: MemoryUsageStore
   /** Change events recorded by writes, in order. */
   events: ChangeEvent[]
 }
@@ -34,15 +39,19 @@ export function createMemoryAdapter(dataset: Dataset = emptyDataset()): MemoryAd
   const storage = new MemoryStorage(structuredClone(dataset))
   const modules = new MemoryModuleRegistry(storage.data.modules)
   const idempotency = new MemoryIdempotencyStore(new Map(), storage.gate)
-  const webhooks = new MemoryWebhookStore(storage.gate)
+  // One trail for both stores, so an entry and the change it describes are written together.
+  const audit = new MemoryAuditStore()
+  const webhooks = new MemoryWebhookStore(storage.gate, audit)
   const writes = new MemoryWriteStorage(storage, idempotency, webhooks)
   return {
     storage,
-    keyStore: new MemoryKeyStore(),
+    keyStore: new MemoryKeyStore(new Map(), audit),
     modules,
     writes,
     idempotency,
     webhooks,
+    audit,
+    usage: new MemoryUsageStore(),
     events: writes.events,
     async loadDataset(next) {
       const copy = structuredClone(next)
@@ -60,3 +69,5 @@ export { MemoryStorage } from './memory-storage.js'
 export { MemoryIdempotencyStore } from './memory-idempotency-store.js'
 export { MemoryWriteStorage } from './memory-write-storage.js'
 export { MemoryWebhookStore } from './memory-webhook-store.js'
+export { MemoryAuditStore } from './memory-audit-store.js'
+export { MemoryUsageStore } from './memory-usage-store.js'

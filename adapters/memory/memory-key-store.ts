@@ -1,26 +1,36 @@
+import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../../src/ports/key-store.js'
+import { MemoryAuditStore } from './memory-audit-store.js'
 
 /**
  * The reference `KeyStore`: a `Map` the caller may pass in and inspect. Per process only:
  * a deployment with several instances needs a shared store (SQLite file, Postgres).
+ * Audit entries go to `audit` in the same synchronous step as the change they describe.
  */
 export class MemoryKeyStore implements KeyStore {
-  constructor(readonly keys: Map<string, ApiKeyRecord> = new Map()) {}
+  constructor(
+    readonly keys: Map<string, ApiKeyRecord> = new Map(),
+    readonly audit: MemoryAuditStore = new MemoryAuditStore(),
+  ) {}
 
   async find(keyId: string): Promise<ApiKeyRecord | null> {
     const record = this.keys.get(keyId)
     return record === undefined ? null : structuredClone(record)
   }
 
-  async create(record: ApiKeyRecord): Promise<void> {
+  async create(record: ApiKeyRecord, audit?: AuditEntry): Promise<void> {
     if (this.keys.has(record.key_id)) throw new Error(`API key ${record.key_id} already exists`)
+    this.audit.check(audit)
     this.keys.set(record.key_id, structuredClone(record))
+    this.audit.record(audit)
   }
 
-  async setState(keyId: string, to: KeyState, from: readonly KeyState[]): Promise<ApiKeyRecord | null> {
+  async setState(keyId: string, to: KeyState, from: readonly KeyState[], audit?: AuditEntry): Promise<ApiKeyRecord | null> {
     const record = this.keys.get(keyId)
     if (record === undefined || !from.includes(record.state)) return null
+    this.audit.check(audit)
     record.state = to
+    this.audit.record(audit)
     return structuredClone(record)
   }
 

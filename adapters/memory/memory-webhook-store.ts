@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
+import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   AttemptOutcome,
   ClaimedDelivery,
   DeliveryPage,
+  DeliveryQuery,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
   WebhookDisabledReason,
@@ -12,6 +14,7 @@ import type {
 } from '../../src/ports/webhook-store.js'
 import type { ChangeEvent, WriteTransaction } from '../../src/ports/write-storage.js'
 import type { TransactionGate } from '../transaction-gate.js'
+import { MemoryAuditStore } from './memory-audit-store.js'
 
 interface DeliveryRow extends WebhookDeliveryRecord {
   lease: string | null
@@ -22,6 +25,7 @@ interface DeliveryRow extends WebhookDeliveryRecord {
  * The reference `WebhookStore` in process memory. Every operation runs behind the storage's
  * transaction gate, so a dispatcher never sees a delivery whose transaction may still roll back.
  * Events are fanned out by `MemoryWriteTransaction.recordEvent`, which calls `fanOut` with its undo list.
+ * Audit entries go to `audit` (shared with the key store) in the same step as their change.
  */
 export class MemoryWebhookStore implements WebhookStore {
   readonly endpoints = new Map<string, WebhookEndpointRecord>()
@@ -31,7 +35,10 @@ export class MemoryWebhookStore implements WebhookStore {
   #nextDeliveryId = 1
   readonly #listeners = new Set<() => void>()
 
-  constructor(private readonly gate: TransactionGate) {}
+  constructor(
+    private readonly gate: TransactionGate,
+    readonly audit: MemoryAuditStore = new MemoryAuditStore(),
+  ) {}
 
   /**
    * Stores `event` and a pending delivery for each enabled endpoint subscribed to it, pushing
@@ -57,10 +64,12 @@ export class MemoryWebhookStore implements WebhookStore {
     for (const listener of this.#listeners) listener()
   }
 
-  createEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+  createEndpoint(endpoint: WebhookEndpointRecord, audit?: AuditEntry): Promise<void> {
     return this.gate.exclusive(async () => {
       if (this.endpoints.has(endpoint.id)) throw new Error(`Webhook endpoint ${endpoint.id} already exists`)
+      this.audit.check(audit)
       this.endpoints.set(endpoint.id, copyEndpoint(endpoint))
+      this.audit.record(audit)
     })
   }
 
@@ -80,43 +89,52 @@ export class MemoryWebhookStore implements WebhookStore {
     )
   }
 
-  updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date): Promise<WebhookEndpointRecord | null> {
+  updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date, audit?: AuditEntry): Promise<WebhookEndpointRecord | null> {
     return this.gate.exclusive(async () => {
       const endpoint = this.endpoints.get(id)
       if (endpoint === undefined) return null
+      this.audit.check(audit)
       const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined))
       Object.assign(endpoint, structuredClone(given), { updated_at: now })
+      this.audit.record(audit)
       return copyEndpoint(endpoint)
     })
   }
 
-  enableEndpoint(id: string, now: Date): Promise<boolean> {
+  enableEndpoint(id: string, now: Date, audit?: AuditEntry): Promise<boolean> {
     return this.gate.exclusive(async () => {
       const endpoint = this.endpoints.get(id)
       if (endpoint === undefined || endpoint.status === 'enabled') return false
+      this.audit.check(audit)
       Object.assign(endpoint, { status: 'enabled', disabled_reason: null, failing_since: null, updated_at: now })
+      this.audit.record(audit)
       return true
     })
   }
 
-  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date): Promise<boolean> {
+  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date, audit?: AuditEntry): Promise<boolean> {
     return this.gate.exclusive(async () => {
       const endpoint = this.endpoints.get(id)
       if (endpoint === undefined || endpoint.status === 'disabled') return false
+      this.audit.check(audit)
       Object.assign(endpoint, { status: 'disabled', disabled_reason: reason, updated_at: now })
       for (const row of this.deliveries) {
         if (row.endpoint_id === id && row.status === 'pending') Object.assign(row, { status: 'failed', next_attempt_at: null, lease: null, updated_at: now })
       }
+      this.audit.record(audit)
       return true
     })
   }
 
-  deleteEndpoint(id: string): Promise<boolean> {
+  deleteEndpoint(id: string, audit?: AuditEntry): Promise<boolean> {
     return this.gate.exclusive(async () => {
-      if (!this.endpoints.delete(id)) return false
+      if (!this.endpoints.has(id)) return false
+      this.audit.check(audit)
+      this.endpoints.delete(id)
       for (let index = this.deliveries.length - 1; index >= 0; index -= 1) {
         if (this.deliveries[index]?.endpoint_id === id) this.deliveries.splice(index, 1)
       }
+      this.audit.record(audit)
       return true
     })
   }
@@ -163,36 +181,65 @@ export class MemoryWebhookStore implements WebhookStore {
     })
   }
 
-  listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage> {
+  listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage> {
     return this.gate.exclusive(async () => {
       const rows = this.deliveries
-        .filter((row) => row.endpoint_id === endpointId && (page.before === undefined || row.id < page.before))
+        .filter(
+          (row) =>
+            row.endpoint_id === endpointId &&
+            (page.before === undefined || row.id < page.before) &&
+            (page.status === undefined || row.status === page.status) &&
+            (page.event_type === undefined || row.event_type === page.event_type),
+        )
         .sort((a, b) => b.id - a.id)
       return { deliveries: rows.slice(0, page.limit).map(withAttempts), has_more: rows.length > page.limit }
     })
   }
 
-  redeliver(endpointId: string, eventId: string, now: Date): Promise<boolean> {
+  redeliver(endpointId: string, eventId: string, now: Date, audit?: AuditEntry): Promise<boolean> {
     return this.gate.exclusive(async () => {
       const endpoint = this.endpoints.get(endpointId)
       const event = this.events.get(eventId)
       if (endpoint === undefined || event === undefined || event.company_id !== endpoint.company_id) return false
+      this.audit.check(audit)
       const row = this.deliveries.find((candidate) => candidate.endpoint_id === endpointId && candidate.event_id === eventId)
       if (row === undefined) this.#newDelivery(endpointId, event, now)
       else Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
+      this.audit.record(audit)
       return true
     })
   }
 
-  recover(endpointId: string, since: Date, now: Date): Promise<number> {
+  recover(endpointId: string, since: Date, now: Date, audit?: AuditEntry): Promise<number> {
     return this.gate.exclusive(async () => {
-      let count = 0
-      for (const row of this.deliveries) {
-        if (row.endpoint_id !== endpointId || row.status !== 'failed' || row.created_at < since) continue
-        Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
-        count += 1
-      }
-      return count
+      const failed = this.deliveries.filter((row) => row.endpoint_id === endpointId && row.status === 'failed' && row.created_at >= since)
+      if (failed.length === 0) return 0
+      this.audit.check(audit)
+      for (const row of failed) Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
+      this.audit.record(audit)
+      return failed.length
+    })
+  }
+
+  async sendTest(endpointId: string, event: ChangeEvent, now: Date, audit?: AuditEntry): Promise<boolean> {
+    const sent = await this.gate.exclusive(async () => {
+      if (!this.endpoints.has(endpointId)) return false
+      if (this.events.has(event.id)) throw new Error(`Event ${event.id} already exists`)
+      this.audit.check(audit)
+      // Not fanned out: no other endpoint, whatever it subscribes to, gets this event.
+      this.events.set(event.id, { ...event })
+      this.#newDelivery(endpointId, event, now)
+      this.audit.record(audit)
+      return true
+    })
+    if (sent) this.wake()
+    return sent
+  }
+
+  eventPayload(endpointId: string, eventId: string): Promise<string | null> {
+    return this.gate.exclusive(async () => {
+      const delivered = this.deliveries.some((row) => row.endpoint_id === endpointId && row.event_id === eventId)
+      return delivered ? (this.events.get(eventId)?.payload ?? null) : null
     })
   }
 

@@ -2,10 +2,12 @@ import { sql, type Kysely } from 'kysely'
 import type * as pg from 'pg'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
+import { SqlAuditStore } from '../sql/sql-audit-store.js'
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
 import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
+import { SqlUsageStore } from '../sql/sql-usage-store.js'
 import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
@@ -165,13 +167,15 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
   const notify = postgresNotifier(channel)
   return {
     storage: new SqlStorage(db, createPostgresRunner(guard), postgresCodec),
-    keyStore: new SqlKeyStore(db, postgresCodec, notify),
+    keyStore: new SqlKeyStore(db, postgresCodec, { notify }),
     modules: new SqlModuleRegistry(db, postgresCodec, notify),
     invalidations: new PostgresInvalidationFeed(clientConfig, channel),
     // Transactions run concurrently on separate connections: lock what is read for update.
     writes: new SqlWriteStorage(db, postgresCodec, { lockRows: true, notifyDue: due.notify }),
     idempotency: new SqlIdempotencyStore(db, postgresCodec, { lockRows: true }),
     webhooks: new SqlWebhookStore(db, postgresCodec, { lockRows: true, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake), schema }),
+    audit: new SqlAuditStore(db, postgresCodec),
+    usage: new SqlUsageStore(db, postgresCodec),
     db,
     pool,
     loadDataset: (dataset) => loadPostgresDataset(unboundedDb, unboundedPlainDb, dataset, schema),

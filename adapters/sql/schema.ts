@@ -233,4 +233,30 @@ export interface WorkforceTables {
     error: string | null
     succeeded: DialectValue
   }
+  wfa_audit_events: {
+    /** `aud_…` */
+    id: string
+    company_id: number
+    at: DialectValue
+    actor_id: string
+    actor_name: string
+    ip: string | null
+    action: string
+    /** 'api_key' | 'webhook_endpoint' */
+    target_type: string
+    target_id: string
+    /** JSON text */
+    details: string
+  }
+  wfa_key_usage: {
+    company_id: number
+    key_id: string
+    /** The start of the UTC hour. */
+    hour: DialectValue
+    requests: number
+    client_errors: number
+    server_errors: number
+    rate_limited: number
+    last_rate_limited_at: DialectValue
+  }
 }

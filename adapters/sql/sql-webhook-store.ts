@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
+import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   AttemptOutcome,
   ClaimedDelivery,
   DeliveryPage,
+  DeliveryQuery,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
   WebhookDisabledReason,
@@ -15,8 +17,9 @@ import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
 import type { QueryDb } from './prepared.js'
+import { insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
-import { recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
+import { changeEventRow, pendingDelivery, recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
 
 const ENDPOINTS = 'wfa_webhook_endpoints'
 const DELIVERIES = 'wfa_webhook_deliveries'
@@ -44,6 +47,9 @@ export interface SqlWebhookOptions extends SqlWriteOptions {
  * takes the endpoint first, so two of them cannot deadlock. SQLite's write transactions run
  * one at a time and need neither.
  *
+ * A change handed an audit entry writes it last in the change's transaction, and only when
+ * the change happened; a plain single-statement change stays one statement.
+ *
  * @example
  * const webhooks = new SqlWebhookStore(db, postgresCodec, { lockRows: true, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake) })
  * const claims = await webhooks.claimDue(now, new Date(now.getTime() + 60_000), 10)
@@ -70,26 +76,28 @@ export class SqlWebhookStore implements WebhookStore {
     if (subscribe !== undefined) this.subscribeDue = (wake) => subscribe(wake)
   }
 
-  async createEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+  async createEndpoint(endpoint: WebhookEndpointRecord, audit?: AuditEntry): Promise<void> {
     const c = this.codec
-    await this.db
-      .insertInto(ENDPOINTS)
-      .values({
-        id: endpoint.id,
-        company_id: endpoint.company_id,
-        url: endpoint.url,
-        description: endpoint.description,
-        events: c.json(endpoint.events),
-        status: endpoint.status,
-        disabled_reason: endpoint.disabled_reason,
-        secret: endpoint.secret,
-        previous_secret: endpoint.previous_secret,
-        previous_secret_expires_at: this.#instantOrNull(endpoint.previous_secret_expires_at),
-        failing_since: this.#instantOrNull(endpoint.failing_since),
-        created_at: c.instant(endpoint.created_at),
-        updated_at: c.instant(endpoint.updated_at),
-      })
-      .execute()
+    await this.#audited(audit, (db) =>
+      db
+        .insertInto(ENDPOINTS)
+        .values({
+          id: endpoint.id,
+          company_id: endpoint.company_id,
+          url: endpoint.url,
+          description: endpoint.description,
+          events: c.json(endpoint.events),
+          status: endpoint.status,
+          disabled_reason: endpoint.disabled_reason,
+          secret: endpoint.secret,
+          previous_secret: endpoint.previous_secret,
+          previous_secret_expires_at: this.#instantOrNull(endpoint.previous_secret_expires_at),
+          failing_since: this.#instantOrNull(endpoint.failing_since),
+          created_at: c.instant(endpoint.created_at),
+          updated_at: c.instant(endpoint.updated_at),
+        })
+        .execute(),
+    )
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpointRecord | null> {
@@ -102,7 +110,7 @@ export class SqlWebhookStore implements WebhookStore {
     return rows.map((row) => this.#endpoint(row))
   }
 
-  async updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date): Promise<WebhookEndpointRecord | null> {
+  async updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date, audit?: AuditEntry): Promise<WebhookEndpointRecord | null> {
     const c = this.codec
     const columns: Record<string, unknown> = { updated_at: c.instant(now) }
     if (changes.url !== undefined) columns.url = changes.url
@@ -113,21 +121,31 @@ export class SqlWebhookStore implements WebhookStore {
     if (changes.previous_secret_expires_at !== undefined) {
       columns.previous_secret_expires_at = this.#instantOrNull(changes.previous_secret_expires_at)
     }
-    const row = await this.db.updateTable(ENDPOINTS).set(columns).where('id', '=', id).returningAll().executeTakeFirst()
+    const row = await this.#audited(
+      audit,
+      (db) => db.updateTable(ENDPOINTS).set(columns).where('id', '=', id).returningAll().executeTakeFirst(),
+      (updated) => updated !== undefined,
+    )
     return row === undefined ? null : this.#endpoint(row)
   }
 
-  async enableEndpoint(id: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable(ENDPOINTS)
-      .set({ status: 'enabled', disabled_reason: null, failing_since: null, updated_at: this.codec.instant(now) })
-      .where('id', '=', id)
-      .where('status', '=', 'disabled')
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
+  enableEndpoint(id: string, now: Date, audit?: AuditEntry): Promise<boolean> {
+    return this.#audited(
+      audit,
+      async (db) => {
+        const result = await db
+          .updateTable(ENDPOINTS)
+          .set({ status: 'enabled', disabled_reason: null, failing_since: null, updated_at: this.codec.instant(now) })
+          .where('id', '=', id)
+          .where('status', '=', 'disabled')
+          .executeTakeFirst()
+        return result.numUpdatedRows > 0n
+      },
+      (enabled) => enabled,
+    )
   }
 
-  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date): Promise<boolean> {
+  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date, audit?: AuditEntry): Promise<boolean> {
     const at = this.codec.instant(now)
     return this.#transact(async (trx) => {
       // Conditional, so of two instances disabling at once exactly one changes the row.
@@ -144,11 +162,12 @@ export class SqlWebhookStore implements WebhookStore {
         .where('endpoint_id', '=', id)
         .where('status', '=', 'pending')
         .execute()
+      await this.#audit(trx, audit)
       return true
     })
   }
 
-  deleteEndpoint(id: string): Promise<boolean> {
+  deleteEndpoint(id: string, audit?: AuditEntry): Promise<boolean> {
     return this.#transact(async (trx) => {
       // The endpoint first: the lock order of every transaction here (see the class).
       const deleted = await trx.deleteFrom(ENDPOINTS).where('id', '=', id).executeTakeFirst()
@@ -156,6 +175,7 @@ export class SqlWebhookStore implements WebhookStore {
       const deliveries = trx.selectFrom(DELIVERIES).select('id').where('endpoint_id', '=', id)
       await trx.deleteFrom(ATTEMPTS).where('delivery_id', 'in', deliveries).execute()
       await trx.deleteFrom(DELIVERIES).where('endpoint_id', '=', id).execute()
+      await this.#audit(trx, audit)
       return true
     })
   }
@@ -306,11 +326,13 @@ export class SqlWebhookStore implements WebhookStore {
     }
   }
 
-  async listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage> {
+  async listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage> {
     const c = this.codec
     const limit = Math.max(0, Math.floor(page.limit))
     let query = this.db.selectFrom(DELIVERIES).selectAll().where('endpoint_id', '=', endpointId)
     if (page.before !== undefined) query = query.where('id', '<', page.before)
+    if (page.status !== undefined) query = query.where('status', '=', page.status)
+    if (page.event_type !== undefined) query = query.where('event_type', '=', page.event_type)
     const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute()
     const shown = rows.slice(0, limit).map((row) => this.#delivery(row))
     const attempts = new Map<number, WebhookAttemptRecord[]>(shown.map((delivery) => [delivery.id, []]))
@@ -335,7 +357,7 @@ export class SqlWebhookStore implements WebhookStore {
     }
   }
 
-  redeliver(endpointId: string, eventId: string, now: Date): Promise<boolean> {
+  redeliver(endpointId: string, eventId: string, now: Date, audit?: AuditEntry): Promise<boolean> {
     const c = this.codec
     const at = c.instant(now)
     return this.#transact(async (trx) => {
@@ -365,11 +387,12 @@ export class SqlWebhookStore implements WebhookStore {
         .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doUpdateSet(due))
         .execute()
       await this.#notify?.(trx)
+      await this.#audit(trx, audit)
       return true
     })
   }
 
-  recover(endpointId: string, since: Date, now: Date): Promise<number> {
+  recover(endpointId: string, since: Date, now: Date, audit?: AuditEntry): Promise<number> {
     const c = this.codec
     const at = c.instant(now)
     return this.#transact(async (trx) => {
@@ -381,9 +404,49 @@ export class SqlWebhookStore implements WebhookStore {
         .where('created_at', '>=', c.instant(since))
         .executeTakeFirst()
       const recovered = Number(result.numUpdatedRows)
-      if (recovered > 0) await this.#notify?.(trx)
+      if (recovered > 0) {
+        await this.#notify?.(trx)
+        await this.#audit(trx, audit)
+      }
       return recovered
     })
+  }
+
+  sendTest(endpointId: string, event: ChangeEvent, now: Date, audit?: AuditEntry): Promise<boolean> {
+    const c = this.codec
+    const at = c.instant(now)
+    return this.#transact(async (trx) => {
+      // Shared, like the outbox's read: a concurrent delete waits, then takes this delivery with it.
+      let found = trx.selectFrom(ENDPOINTS).select('company_id').where('id', '=', endpointId)
+      if (this.#lockRows) found = found.forShare()
+      const endpoint = await found.executeTakeFirst()
+      if (endpoint === undefined) return false
+      // Not through the outbox: no other endpoint, whatever it subscribes to, gets this event.
+      const stored = await trx
+        .insertInto(EVENTS)
+        // resource_id is NOT NULL; a test event concerns no resource, and the plugin passes 0.
+        .values(changeEventRow(c, event))
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await trx
+        .insertInto(DELIVERIES)
+        .values(pendingDelivery(endpointId, { ...event, company_id: c.readInt(endpoint.company_id) }, c.readInt(stored.id), at))
+        .execute()
+      await this.#notify?.(trx)
+      await this.#audit(trx, audit)
+      return true
+    })
+  }
+
+  async eventPayload(endpointId: string, eventId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom(`${DELIVERIES} as d`)
+      .innerJoin(`${EVENTS} as e`, 'e.id', 'd.change_event_id')
+      .select('e.payload')
+      .where('d.endpoint_id', '=', endpointId)
+      .where('d.event_id', '=', eventId)
+      .executeTakeFirst()
+    return (row?.payload as string | null | undefined) ?? null
   }
 
   purgeFinished(before: Date, limit: number): Promise<number> {
@@ -440,6 +503,24 @@ export class SqlWebhookStore implements WebhookStore {
         .limit(room)
       const events = await trx.deleteFrom(EVENTS).where('id', 'in', unneeded).executeTakeFirst()
       return deliveries.length + Number(events.numDeletedRows)
+    })
+  }
+
+  /** Writes `audit`, if given, on the change's transaction `trx`: call it once the change has happened. */
+  async #audit(trx: QueryDb, audit: AuditEntry | undefined): Promise<void> {
+    if (audit !== undefined) await insertAuditEntry(trx, this.codec, audit)
+  }
+
+  /**
+   * Runs a one-statement change `work`: on the store's handle when there is no audit entry,
+   * else in a transaction that writes the entry after it if `happened(result)`.
+   */
+  #audited<T>(audit: AuditEntry | undefined, work: (db: QueryDb) => Promise<T>, happened: (result: T) => boolean = () => true): Promise<T> {
+    if (audit === undefined) return work(this.db)
+    return this.#transact(async (trx) => {
+      const result = await work(trx)
+      if (happened(result)) await insertAuditEntry(trx, this.codec, audit)
+      return result
     })
   }
 

@@ -47,14 +47,7 @@ export async function recordOutboxEvents(
     const inserted = await trx
       .insertInto('wfa_change_events')
       .values(
-        chunk.map((event) => ({
-          event_id: event.id,
-          company_id: event.company_id,
-          type: event.type,
-          resource_id: event.resource_id,
-          occurred_at: c.instant(event.occurred_at),
-          payload: event.payload,
-        })),
+        chunk.map((event) => changeEventRow(c, event)),
       )
       .returning(['id', 'event_id'])
       .execute()
@@ -74,25 +67,47 @@ export async function recordOutboxEvents(
     const at = c.instant(event.occurred_at)
     for (const endpoint of endpoints) {
       if (!endpoint.events.includes(event.type) && !endpoint.events.includes(ALL_EVENTS)) continue
-      deliveries.push({
-        endpoint_id: endpoint.id,
-        company_id: event.company_id,
-        change_event_id: rowIdOf.get(event.id),
-        event_id: event.id,
-        event_type: event.type,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: at,
-        lease: null,
-        created_at: at,
-        updated_at: at,
-      })
+      deliveries.push(pendingDelivery(endpoint.id, event, rowIdOf.get(event.id), at))
     }
   }
   const created = deliveries.length
   for (const chunk of chunks(deliveries)) await trx.insertInto('wfa_webhook_deliveries').values(chunk).execute()
   if (created > 0) await options.notify?.(trx)
   return created
+}
+
+/** The `wfa_change_events` row of an event (its `id` is the database's). */
+export function changeEventRow(codec: SqlCodec, event: ChangeEvent): Record<string, unknown> {
+  return {
+    event_id: event.id,
+    company_id: event.company_id,
+    type: event.type,
+    resource_id: event.resource_id,
+    occurred_at: codec.instant(event.occurred_at),
+    payload: event.payload,
+  }
+}
+
+/** A new delivery row: pending, due at once (at the event's time), not leased. */
+export function pendingDelivery(
+  endpointId: string,
+  event: Pick<ChangeEvent, 'id' | 'type' | 'company_id'>,
+  changeEventId: number | undefined,
+  at: unknown,
+): Record<string, unknown> {
+  return {
+    endpoint_id: endpointId,
+    company_id: event.company_id,
+    change_event_id: changeEventId,
+    event_id: event.id,
+    event_type: event.type,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    lease: null,
+    created_at: at,
+    updated_at: at,
+  }
 }
 
 async function subscribedEndpoints(trx: QueryDb, codec: SqlCodec, companyId: number, lockRows: boolean): Promise<Array<{ id: string; events: string[] }>> {

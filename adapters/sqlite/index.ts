@@ -3,11 +3,13 @@ import type { Kysely } from 'kysely'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { migrateToLatest } from '../sql/migrate.js'
 import { loadDataset } from '../sql/sql-fixtures.js'
+import { SqlAuditStore } from '../sql/sql-audit-store.js'
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js'
 import { SqlKeyStore } from '../sql/sql-key-store.js'
 import { SqlModuleRegistry } from '../sql/sql-module-registry.js'
 import { SqlStorage } from '../sql/sql-storage.js'
 import type { SqlTransactor } from '../sql/sql-transactor.js'
+import { SqlUsageStore } from '../sql/sql-usage-store.js'
 import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { sqliteCodec, sqliteColumnTypes } from './sqlite-codec.js'
@@ -110,11 +112,13 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
   const pool = offLoop?.pool
   return {
     storage: new SqlStorage(db, createSqliteRunner(database, gate, offLoop), sqliteCodec),
-    keyStore: new SqlKeyStore(db, sqliteCodec),
+    keyStore: new SqlKeyStore(db, sqliteCodec, { transact }),
     modules: new SqlModuleRegistry(db, sqliteCodec),
     writes: new SqlWriteStorage(db, sqliteCodec, { transact, notifyDue: due.notify }),
     idempotency: new SqlIdempotencyStore(db, sqliteCodec, { transact }),
     webhooks: new SqlWebhookStore(db, sqliteCodec, { transact, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake) }),
+    audit: new SqlAuditStore(db, sqliteCodec),
+    usage: new SqlUsageStore(db, sqliteCodec, { transact }),
     db,
     transaction: transact,
     database,

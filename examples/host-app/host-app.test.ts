@@ -28,8 +28,9 @@ describeStorageConformance({
       close: () => db.destroy(),
     }
   },
-  // The host serves the read API only: it has no write or idempotency ports (yet).
-  supports: { writes: false, idempotency: false, events: false },
+  // The host serves the read API only: it has no write or idempotency ports (yet), and no
+  // admin API (audit trail, key usage).
+  supports: { writes: false, idempotency: false, events: false, audit: false, usage: false },
 })
 
 describe('host app: its own routes are unaffected by the plugin', () => {

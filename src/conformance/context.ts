@@ -1,7 +1,9 @@
+import type { AuditStore } from '../ports/audit-store.js'
 import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { KeyStore } from '../ports/key-store.js'
 import type { ModuleRegistry } from '../ports/module-registry.js'
 import type { Storage } from '../ports/storage.js'
+import type { UsageStore } from '../ports/usage-store.js'
 import type { WebhookStore } from '../ports/webhook-store.js'
 import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
 import type { Dataset } from '../ports/dataset.js'
@@ -37,6 +39,10 @@ export interface ConformanceContext {
   readEvents(): Promise<ChangeEvent[]>
   /** The subject's webhook store; fails with an explanation if `supports.webhooks` lies. */
   webhooks(): WebhookStore
+  /** The subject's audit store; fails with an explanation if `supports.audit` lies. */
+  audit(): AuditStore
+  /** The subject's usage store; fails with an explanation if `supports.usage` lies. */
+  usage(): UsageStore
   /**
    * Runs `work` in a host transaction (the subject's `hostTransaction`, else `writes.transaction`
    * with the `WriteTransaction` as the handle): commits if it resolves, rolls back if it throws.
@@ -110,6 +116,22 @@ export function createContext(options: {
         )
       }
       return webhooks
+    },
+    audit() {
+      const { audit } = subject()
+      if (audit === undefined) {
+        throw new Error(
+          `${name}: supports.audit is true (the default when a key store is supported) but create() returned no audit; provide an AuditStore or declare supports: { audit: false }`,
+        )
+      }
+      return audit
+    },
+    usage() {
+      const { usage } = subject()
+      if (usage === undefined) {
+        throw new Error(`${name}: supports.usage is true (the default) but create() returned no usage; provide a UsageStore or declare supports: { usage: false }`)
+      }
+      return usage
     },
     hostTransaction(work) {
       const current = subject()

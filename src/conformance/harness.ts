@@ -36,3 +36,23 @@ export function collectTests(define: () => void): CollectedTest[] {
   }
   return tests
 }
+
+/**
+ * What `notApplicable` throws. `describeStorageConformance` turns it into a skipped vitest test
+ * that shows the reason; `runConformance` lists it apart from the failures.
+ */
+export class NotApplicable extends Error {
+  constructor(reason: string) {
+    super(reason)
+    this.name = 'NotApplicable'
+  }
+}
+
+/**
+ * Ends the running test as not applicable to this subject: for an optional capability the
+ * subject can only be asked about at run time, such as a reader's `seek`. Call it before any
+ * assertion, never to hide a failure.
+ */
+export function notApplicable(reason: string): never {
+  throw new NotApplicable(reason)
+}

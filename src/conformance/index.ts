@@ -3,6 +3,7 @@
  * (memory, SQLite, Postgres) and a host's own. Needs vitest (an optional peer dependency).
  */
 import { afterEach, beforeEach, describe, it } from './vitest-api.js'
+import { NotApplicable } from './harness.js'
 import { planConformance } from './plan.js'
 import type { ConformanceOptions } from './subject.js'
 
@@ -17,8 +18,10 @@ import type { ConformanceOptions } from './subject.js'
  * identical responses.
  *
  * Optional capabilities are declared in `supports` (all default to `true`; `touchLastUsed`
- * to the value of `keyStore`, `events` and `webhooks` to that of `writes`): a group whose
- * capability is `false` is not registered; one declared `true` that the subject lacks fails.
+ * and `audit` to the value of `keyStore`, `events` and `webhooks` to that of `writes`): a group
+ * whose capability is `false` is not registered; one declared `true` that the subject lacks fails.
+ * A reader's optional `seek` is asked of each reader instead (an adapter may offer it on some
+ * only): a `list seek` test whose reader has none is reported skipped, as not applicable.
  * Failures name the call and show expected and actual values side by side.
  *
  * The day-sensitive groups (day windows, shift windows, to-do due windows, value fidelity) run
@@ -74,7 +77,17 @@ export function describeStorageConformance(options: ConformanceOptions): void {
         afterEach(async () => {
           await plan.close()
         })
-        for (const test of group.tests) it(test.title, test.body)
+        for (const test of group.tests) {
+          it(test.title, async (context) => {
+            try {
+              await test.body()
+            } catch (error) {
+              // A test about a capability this subject lacks: reported skipped, with the reason.
+              if (error instanceof NotApplicable) context.skip(`not applicable: ${error.message}`)
+              throw error
+            }
+          })
+        }
       })
     }
   })

@@ -1,5 +1,6 @@
 import type { ConformanceGroup } from './group.js'
 import { CONFORMANCE_GROUPS } from './groups/index.js'
+import { NotApplicable } from './harness.js'
 import { planConformance } from './plan.js'
 import type { ConformanceOptions } from './subject.js'
 
@@ -20,10 +21,18 @@ export interface RunOptions {
   timeoutMs?: number
 }
 
+/** A test that does not apply to the subject (it lacks an optional capability), and why. */
+export interface ConformanceNotApplicable {
+  group: string
+  test: string
+  reason: string
+}
+
 export interface RunResult {
-  /** Tests run, failed ones included. */
+  /** Tests run, failed and not applicable ones included. */
   ran: number
   failures: ConformanceFailure[]
+  notApplicable: ConformanceNotApplicable[]
 }
 
 class TestTimeout extends Error {
@@ -61,6 +70,7 @@ export async function runConformance(options: ConformanceOptions, run: RunOption
   const plan = planConformance(options, groups)
   const timeoutMs = run.timeoutMs ?? 10_000
   const failures: ConformanceFailure[] = []
+  const notApplicable: ConformanceNotApplicable[] = []
   let ran = 0
   for (const group of plan.groups) {
     for (const test of group.tests) {
@@ -74,14 +84,18 @@ export async function runConformance(options: ConformanceOptions, run: RunOption
       try {
         await withTimeout(attempt, timeoutMs)
       } catch (error) {
-        failed = true
-        failures.push({ group: group.title, test: test.title, error })
+        if (error instanceof NotApplicable) {
+          notApplicable.push({ group: group.title, test: test.title, reason: error.message })
+        } else {
+          failed = true
+          failures.push({ group: group.title, test: test.title, error })
+        }
       } finally {
         // The subject this test opened (a timed-out test's too), whatever `current` is by now.
         await (close ?? (() => plan.close()))()
       }
-      if (failed && run.bail === true) return { ran, failures }
+      if (failed && run.bail === true) return { ran, failures, notApplicable }
     }
   }
-  return { ran, failures }
+  return { ran, failures, notApplicable }
 }

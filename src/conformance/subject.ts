@@ -62,6 +62,13 @@ export interface ConformanceSupports {
    * value of `writes` (deliveries are fanned out from recorded events).
    */
   webhooks?: boolean
+  /**
+   * The subject provides an `AuditStore` (`audit`) that reads back the entries its key store
+   * (and webhook store, when `webhooks`) are handed. Default: the value of `keyStore`.
+   */
+  audit?: boolean
+  /** The subject provides a `UsageStore` (`usage`). Default `true`. */
+  usage?: boolean
 }
 
 export interface ConformanceOptions {
@@ -86,14 +93,17 @@ export function resolveSupports(supports: ConformanceSupports = {}): Required<Co
     idempotency: supports.idempotency ?? true,
     events: writes && (supports.events ?? true),
     webhooks: writes && (supports.webhooks ?? true),
+    audit: keyStore && (supports.audit ?? true),
+    usage: supports.usage ?? true,
   }
 }
 
 /**
  * Flags that only make sense with another one: `touchLastUsed` is a key-store method, events
- * are recorded by writes, and so are the events that webhooks deliver.
+ * are recorded by writes, and so are the events that webhooks deliver; the audit trail is
+ * written by the key store (and the webhook store).
  */
-const DEPENDS_ON: Partial<Record<Capability, Capability>> = { touchLastUsed: 'keyStore', events: 'writes', webhooks: 'writes' }
+const DEPENDS_ON: Partial<Record<Capability, Capability>> = { touchLastUsed: 'keyStore', events: 'writes', webhooks: 'writes', audit: 'keyStore' }
 
 /** Fails at suite definition, naming the option, instead of in every test. */
 export function checkConformanceOptions(options: ConformanceOptions): void {
@@ -106,7 +116,7 @@ export function checkConformanceOptions(options: ConformanceOptions): void {
   if (typeof options.create !== 'function') {
     throw new TypeError('describeStorageConformance: option "create" must be a function returning a new subject')
   }
-  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules', 'writes', 'idempotency', 'events', 'webhooks']
+  const known: readonly string[] = ['keyStore', 'touchLastUsed', 'modules', 'writes', 'idempotency', 'events', 'webhooks', 'audit', 'usage']
   const supports: Record<string, unknown> = { ...options.supports }
   for (const [flag, value] of Object.entries(supports)) {
     if (!known.includes(flag)) {

@@ -9,7 +9,7 @@ export const DELIVERY_LEASE_MS = 30_000
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
 
 /** 24 lower-case base32 characters derived from `label`: ids look like the plugin's, and differ per label. */
-function base32Of(label: string): string {
+export function base32Of(label: string): string {
   const digest = createHash('sha256').update(label).digest()
   return Array.from(digest.subarray(0, 24), (byte) => BASE32[byte % 32]).join('')
 }

@@ -1,9 +1,11 @@
+import type { AuditStore } from './audit-store.js'
 import type { Dataset } from './dataset.js'
 import type { IdempotencyStore } from './idempotency-store.js'
 import type { InvalidationFeed } from './invalidation-feed.js'
 import type { KeyStore } from './key-store.js'
 import type { ModuleRegistry, ModuleSwitchboard } from './module-registry.js'
 import type { Storage } from './storage.js'
+import type { UsageStore } from './usage-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { WriteStorage } from './write-storage.js'
 
@@ -25,6 +27,10 @@ export interface WorkforcePorts {
    * the plugin delivers events; without it, events are recorded by `writes` and never sent.
    */
   webhooks?: WebhookStore
+  /** The admin API's audit trail (read side; the key and webhook stores write it). Needed by `workforceAdmin`. */
+  audit?: AuditStore
+  /** Requests per key per hour, counted by the public API and shown by the admin API. */
+  usage?: UsageStore
 }
 
 /**
@@ -49,7 +55,7 @@ export interface ReferenceAdapterPorts extends Required<Omit<WorkforcePorts, 'in
  * await app.register(workforceApi, { prefix: '/api/public', ...portsOf(adapter) })
  */
 export function portsOf(adapter: WorkforcePorts): WorkforcePorts {
-  const { storage, keyStore, modules, writes, idempotency, invalidations, webhooks } = adapter
+  const { storage, keyStore, modules, writes, idempotency, invalidations, webhooks, audit, usage } = adapter
   return {
     storage,
     keyStore,
@@ -58,5 +64,7 @@ export function portsOf(adapter: WorkforcePorts): WorkforcePorts {
     idempotency,
     ...(invalidations === undefined ? {} : { invalidations }),
     ...(webhooks === undefined ? {} : { webhooks }),
+    ...(audit === undefined ? {} : { audit }),
+    ...(usage === undefined ? {} : { usage }),
   }
 }

@@ -1,3 +1,4 @@
+import type { AuditEntry } from './audit-store.js'
 /** `expired` is not stored: it is an `active` key whose `expires_at` has passed. */
 export type KeyState = 'active' | 'disabled' | 'revoked'
 
@@ -26,17 +27,20 @@ export interface ApiKeyRecord {
  *
  * Transition rules (revoked is final, …) are enforced above this port by the key manager;
  * the store only applies a state change atomically when the current state is allowed.
+ *
+ * `audit` (the admin API passes one): commit this audit-trail entry in the same transaction as
+ * the change, and only if the change happens (not when `setState` returns null).
  */
 export interface KeyStore {
   /** The key with this id, or `null`. Called on every key-cache miss: make it an index lookup. */
   find(keyId: string): Promise<ApiKeyRecord | null>
   /** Stores a new key. Rejects if `key_id` already exists. */
-  create(record: ApiKeyRecord): Promise<void>
+  create(record: ApiKeyRecord, audit?: AuditEntry): Promise<void>
   /**
    * Sets `state` to `to` only if the current state is one of `from` (compare-and-set).
    * @returns the updated record, or `null` if the key does not exist or was in another state.
    */
-  setState(keyId: string, to: KeyState, from: readonly KeyState[]): Promise<ApiKeyRecord | null>
+  setState(keyId: string, to: KeyState, from: readonly KeyState[], audit?: AuditEntry): Promise<ApiKeyRecord | null>
   /** Every key, or the keys of one company, ordered by `created_at` then `key_id`. */
   list(companyId?: number): Promise<ApiKeyRecord[]>
   /**

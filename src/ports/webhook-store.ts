@@ -1,3 +1,4 @@
+import type { AuditEntry } from './audit-store.js'
 import type { ChangeEvent } from './write-storage.js'
 
 /** `enabled` endpoints receive deliveries; `disabled` ones receive none until enabled again. */
@@ -98,6 +99,14 @@ export interface AttemptOutcome {
   next: DeliveryNext
 }
 
+/** A page of an endpoint's deliveries: `before` is a delivery id (exclusive); `status` and `event_type` narrow it. */
+export interface DeliveryQuery {
+  limit: number
+  before?: number
+  status?: WebhookDeliveryStatus
+  event_type?: string
+}
+
 export interface DeliveryPage {
   /** Newest first. */
   deliveries: WebhookDeliveryWithAttempts[]
@@ -116,27 +125,31 @@ export interface DeliveryPage {
  * commit or roll back with the change.
  *
  * Every `Date` is the plugin's clock; stores never read the time.
+ *
+ * `audit` (the admin API passes one to every mutating method): commit this audit-trail entry
+ * in the same transaction as the change, and only if something changed (a method that returns
+ * false or null, or a `recover` of 0 deliveries, records none).
  */
 export interface WebhookStore {
-  createEndpoint(endpoint: WebhookEndpointRecord): Promise<void>
+  createEndpoint(endpoint: WebhookEndpointRecord, audit?: AuditEntry): Promise<void>
   getEndpoint(id: string): Promise<WebhookEndpointRecord | null>
   /** The company's endpoints, oldest first. */
   listEndpoints(companyId: number): Promise<WebhookEndpointRecord[]>
   /** Applies `changes` and sets `updated_at = now`. @returns the endpoint after the change, or null if there is none. */
-  updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date): Promise<WebhookEndpointRecord | null>
+  updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date, audit?: AuditEntry): Promise<WebhookEndpointRecord | null>
   /**
    * Enables a disabled endpoint: clears `disabled_reason` and `failing_since`.
    * @returns false if there is no such endpoint or it was already enabled.
    */
-  enableEndpoint(id: string, now: Date): Promise<boolean>
+  enableEndpoint(id: string, now: Date, audit?: AuditEntry): Promise<boolean>
   /**
    * Disables an enabled endpoint and fails its pending deliveries, in one transaction.
    * @returns false if there is no such endpoint or it was already disabled — so of two
    *   instances disabling at once, exactly one learns it did.
    */
-  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date): Promise<boolean>
+  disableEndpoint(id: string, reason: WebhookDisabledReason, now: Date, audit?: AuditEntry): Promise<boolean>
   /** Deletes the endpoint with its deliveries and attempts. @returns false if there was none. */
-  deleteEndpoint(id: string): Promise<boolean>
+  deleteEndpoint(id: string, audit?: AuditEntry): Promise<boolean>
 
   /**
    * Records events inside a transaction the host opened for its own change, so they commit or
@@ -162,22 +175,34 @@ export interface WebhookStore {
   finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean>
 
   /** An endpoint's deliveries, newest first, with their attempts; `before` is a delivery id (exclusive). */
-  listDeliveries(endpointId: string, page: { limit: number; before?: number }): Promise<DeliveryPage>
+  listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage>
   /**
    * Makes the event's delivery to the endpoint due at `now` again, starting a new series of
    * attempts (`attempts` back to 0; the attempt log is kept), creating it if the event
    * was recorded for the endpoint's company but never fanned out to it.
    * @returns false if the event is unknown to the endpoint's company (or purged).
    */
-  redeliver(endpointId: string, eventId: string, now: Date): Promise<boolean>
+  redeliver(endpointId: string, eventId: string, now: Date, audit?: AuditEntry): Promise<boolean>
   /** Makes every `failed` delivery of the endpoint created at or after `since` due at `now`, with `attempts` back to 0. @returns how many. */
-  recover(endpointId: string, since: Date, now: Date): Promise<number>
+  recover(endpointId: string, since: Date, now: Date, audit?: AuditEntry): Promise<number>
   /**
    * Deletes up to `limit` finished deliveries (delivered or failed) last changed before
    * `before`, with their attempts, and events older than `before` that no delivery needs.
    * @returns how many deliveries and events were deleted (0: nothing left to purge).
    */
   purgeFinished(before: Date, limit: number): Promise<number>
+  /**
+   * Records `event` (a `webhook.test` event of the endpoint's company) and one delivery of it to
+   * this endpoint only, due at `now`, in one transaction; no other endpoint receives it. It then
+   * goes through the normal delivery path (claim, sign, attempts, retries).
+   * @returns false (recording nothing) if there is no such endpoint.
+   */
+  sendTest(endpointId: string, event: ChangeEvent, now: Date, audit?: AuditEntry): Promise<boolean>
+  /**
+   * The body of event `eventId` as delivered, if the endpoint has a delivery of it.
+   * @returns null if the endpoint has no delivery of that event (unknown, another company's, or purged).
+   */
+  eventPayload(endpointId: string, eventId: string): Promise<string | null>
 
   /**
    * Optional: calls `wake` soon after a transaction that created due deliveries commits,

@@ -186,12 +186,12 @@ describe('a database that does not exist or is not migrated', () => {
     const db = join(dir, 'older.db')
     expect((await cli('migrate', '--db', db)).code).toBe(0)
     const file = new Database(db)
-    file.prepare(`delete from wfa_migrations where name = '2026_11_23_0006_list_versions'`).run()
+    file.prepare(`delete from wfa_migrations where name = '2026_11_23_0007_admin'`).run()
     file.close()
     expectOneLine(
       await cli('keys', 'list', '--db', db),
       1,
-      `${db} is not migrated to this version of workforce-api (1 pending: 2026_11_23_0006_list_versions): run 'workforce-api migrate --db ${db}'`,
+      `${db} is not migrated to this version of workforce-api (1 pending: 2026_11_23_0007_admin): run 'workforce-api migrate --db ${db}'`,
     )
   })
 
@@ -206,6 +206,7 @@ describe('a database that does not exist or is not migrated', () => {
       '2026_11_23_0004_key_rate_limits',
       '2026_11_23_0005_webhooks',
       '2026_11_23_0006_list_versions',
+      '2026_11_23_0007_admin',
     ])
     expect(lastJson((await cli('migrate', '--db', db, '--json')).stdout)).toEqual({ applied: [] })
     // No data: the company is unknown, yet the database is accepted.

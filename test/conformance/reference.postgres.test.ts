@@ -1,7 +1,8 @@
 import pg from 'pg'
-import { afterAll } from 'vitest'
+import { afterAll, expect, it } from 'vitest'
 import { openPostgresAdapter } from '../../adapters/postgres/index.js'
 import { describeStorageConformance } from '../../src/conformance/index.js'
+import { LIST_RESOURCES } from '../../src/conformance/resources.js'
 import { describePostgres, readChangeEvents, useTestDatabase } from '../helpers/postgres.js'
 import { portsOf } from '../../src/ports/index.js'
 
@@ -14,6 +15,18 @@ describePostgres('postgres conformance', () => {
 
   afterAll(async () => {
     await admin?.end()
+  })
+
+  // The "list seek" group reports a reader without `seek` as not applicable; ours must all be checked.
+  it('postgres: every list reader offers seek, so the "list seek" group checks each', async () => {
+    const adapter = await openPostgresAdapter({ connectionString: database.current.url }, { schema: 'conformance_seek_readers' })
+    try {
+      expect(LIST_RESOURCES.filter((resource) => adapter.storage[resource].seek === undefined)).toEqual([])
+    } finally {
+      await adapter.close()
+      admin ??= new pg.Pool({ connectionString: database.current.url, max: 1 })
+      await admin.query('drop schema conformance_seek_readers cascade')
+    }
   })
 
   describeStorageConformance({

@@ -1,12 +1,15 @@
 import fc from 'fast-check'
 import { sql, type Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createMemoryAdapter, type MemoryAdapter } from '../../adapters/memory/index.js'
 import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { openSqliteAdapter, type SqliteAdapter } from '../../adapters/sqlite/index.js'
 import { ListPages } from '../../src/api/list-pages.js'
+import type { Dataset } from '../../src/ports/dataset.js'
 import { SHIFT_STATUSES, type ShiftRecord } from '../../src/ports/records.js'
 import type { ShiftFilter, Storage } from '../../src/ports/storage.js'
 import { generateDataset } from '../../src/seed/generate.js'
+import { build, type TestApp } from '../helpers/build.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 
 /**
@@ -14,6 +17,11 @@ import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
  * counted from the end) must equal, after any interleaving of changes, what a fresh uncached
  * `list()` answers: the ids of the page and the exact total. Changes are made in plain SQL, as a
  * host writing its own tables would, so the triggers are what keeps the versions honest.
+ *
+ * The memory adapter has no `seek`: the list route falls back to `list()` on every request. The
+ * same scripts run against it through the route, with the changes made straight in its arrays
+ * (as a host that passes its own `Dataset` would), so nothing between the route and the data
+ * may remember an answer either.
  */
 
 const COMPANY = 1
@@ -43,57 +51,142 @@ const walk: fc.Arbitrary<Step[]> = fc.tuple(fc.nat(4), fc.integer({ min: 1, max:
 )
 const script = fc.array(fc.oneof({ weight: 8, arbitrary: step.map((one) => [one]) }, { weight: 1, arbitrary: walk }), { minLength: 5, maxLength: 30 }).map((parts) => parts.flat())
 
-const COLUMNS = 'company_id, employee_id, project_id, status, starts_at, ends_at, break_minutes, internal_notes, created_at, updated_at'
+type Status = (typeof SHIFT_STATUSES)[number]
 
+/**
+ * A backend under test: how company 1's shifts change, as a host would change them, and how
+ * the plugin serves a page of them.
+ */
 interface Target {
-  db: Kysely<any>
   storage: Storage
-  /** The table's name as raw SQL may use it (schema-qualified where needed). */
-  table: string
+  /** The company's shift ids now, in order: what rows a change picks among. */
+  shiftIds(): Promise<number[]>
+  /** A copy of `source` after every existing row. */
+  append(source: number): Promise<void>
+  /** A touch also moves the row into every updated_since window: the newest updated_at there is. */
+  setStatus(row: number, status: Status, touch: boolean): Promise<void>
+  remove(row: number): Promise<void>
+  /** A copy of `source` under an id freed by a delete: before existing rows, not an append. */
+  insertAt(id: number, source: number): Promise<void>
+  /** To company 2. */
+  move(row: number): Promise<void>
+  /** The page as the plugin serves it. */
+  served(filter: ShiftFilter, read: Read): Promise<{ ids: number[]; total: number }>
 }
 
-/** The company's shift ids now, in order: what rows a change picks among. */
-async function shiftIds(target: Target): Promise<number[]> {
-  const { rows } = await sql<{ id: number | string }>`select id from ${sql.raw(target.table)} where company_id = ${COMPANY} order by id`.execute(target.db)
-  return rows.map((row) => Number(row.id))
+const COLUMNS = 'company_id, employee_id, project_id, status, starts_at, ends_at, break_minutes, internal_notes, created_at, updated_at'
+
+/** Changes in plain SQL on `table` (schema-qualified where needed); pages from `ListPages` over the reader's `seek`. */
+function sqlTarget(db: Kysely<any>, storage: Storage, table: string, pages: ListPages): Target {
+  const raw = sql.raw(table)
+  const seek = storage.shifts.seek
+  if (seek === undefined) throw new Error('this adapter has no seek capability')
+  return {
+    storage,
+    async shiftIds() {
+      const { rows } = await sql<{ id: number | string }>`select id from ${raw} where company_id = ${COMPANY} order by id`.execute(db)
+      return rows.map((row) => Number(row.id))
+    },
+    async append(source) {
+      await sql`insert into ${raw} (${sql.raw(COLUMNS)}) select ${sql.raw(COLUMNS)} from ${raw} where id = ${source}`.execute(db)
+    },
+    async setStatus(row, status, touch) {
+      const updated = touch ? sql`(select max(updated_at) from ${raw})` : sql`updated_at`
+      await sql`update ${raw} set status = ${status}, updated_at = ${updated} where id = ${row}`.execute(db)
+    },
+    async remove(row) {
+      await sql`delete from ${raw} where id = ${row}`.execute(db)
+    },
+    async insertAt(id, source) {
+      await sql`insert into ${raw} (id, ${sql.raw(COLUMNS)}) select ${id}, ${sql.raw(COLUMNS)} from ${raw} where id = ${source}`.execute(db)
+    },
+    async move(row) {
+      await sql`update ${raw} set company_id = 2 where id = ${row}`.execute(db)
+    },
+    async served(filter, read) {
+      const page = await pages.list('shifts', seek, COMPANY, filter, { limit: read.perPage, offset: (read.page - 1) * read.perPage })
+      return { ids: page.rows.map((row) => row.id), total: page.total }
+    },
+  }
+}
+
+/** Changes straight in the memory adapter's arrays; pages from `GET /v1/shifts`, the route's fallback to `list()`. */
+function memoryTarget(adapter: MemoryAdapter, t: TestApp, key: string): Target {
+  const rows = () => adapter.storage.data.shifts
+  const row = (id: number) => {
+    const found = rows().find((candidate) => candidate.id === id)
+    if (found === undefined) throw new Error(`no shift ${id}`)
+    return found
+  }
+  const copy = (source: number, id: number): Dataset['shifts'][number] => ({ ...structuredClone(row(source)), id })
+  return {
+    storage: adapter.storage,
+    async shiftIds() {
+      return rows()
+        .filter((shift) => shift.company_id === COMPANY)
+        .map((shift) => shift.id)
+        .sort((a, b) => a - b)
+    },
+    async append(source) {
+      rows().push(copy(source, Math.max(...rows().map((shift) => shift.id)) + 1))
+    },
+    async setStatus(id, status, touch) {
+      const shift = row(id)
+      shift.status = status
+      if (touch) shift.updated_at = new Date(Math.max(...rows().map((candidate) => candidate.updated_at.getTime())))
+    },
+    async remove(id) {
+      rows().splice(rows().indexOf(row(id)), 1)
+    },
+    async insertAt(id, source) {
+      rows().push(copy(source, id))
+    },
+    async move(id) {
+      row(id).company_id = 2
+    },
+    async served(filter, read) {
+      const query = new URLSearchParams({ page: String(read.page), per_page: String(read.perPage) })
+      if (filter.status !== undefined) query.set('status', filter.status)
+      if (filter.updatedSince !== undefined) query.set('updated_since', filter.updatedSince.toISOString())
+      if (filter.employeeId !== undefined) query.set('employee_id', String(filter.employeeId))
+      const response = await t.get(`/v1/shifts?${query.toString()}`, key)
+      expect(response.statusCode, response.body).toBe(200)
+      const body = response.json() as { data: Array<{ id: number }>; pagination: { total: number } }
+      return { ids: body.data.map((shift) => shift.id), total: body.pagination.total }
+    },
+  }
 }
 
 async function apply(target: Target, change: Change, deleted: number[]): Promise<void> {
-  const table = sql.raw(target.table)
-  const ids = await shiftIds(target)
+  const ids = await target.shiftIds()
   const pick = (index: number) => ids[index % Math.max(1, ids.length)]
   switch (change.kind) {
     case 'append': {
       const source = pick(change.from)
-      if (source !== undefined) await sql`insert into ${table} (${sql.raw(COLUMNS)}) select ${sql.raw(COLUMNS)} from ${table} where id = ${source}`.execute(target.db)
+      if (source !== undefined) await target.append(source)
       return
     }
     case 'status': {
       const row = pick(change.row)
-      if (row === undefined) return
-      // A touch moves the row into every updated_since window: the newest updated_at there is.
-      const updated = change.touch ? sql`(select max(updated_at) from ${table})` : sql`updated_at`
-      await sql`update ${table} set status = ${change.status}, updated_at = ${updated} where id = ${row}`.execute(target.db)
+      if (row !== undefined) await target.setStatus(row, change.status, change.touch)
       return
     }
     case 'delete': {
       const row = pick(change.row)
       if (row === undefined) return
-      await sql`delete from ${table} where id = ${row}`.execute(target.db)
+      await target.remove(row)
       deleted.push(row)
       return
     }
     case 'reinsert': {
-      // A row inserted before existing ones (an id freed by a delete): not an append.
       const id = deleted.shift()
       const source = ids[0]
-      if (id === undefined || source === undefined) return
-      await sql`insert into ${table} (id, ${sql.raw(COLUMNS)}) select ${id}, ${sql.raw(COLUMNS)} from ${table} where id = ${source}`.execute(target.db)
+      if (id !== undefined && source !== undefined) await target.insertAt(id, source)
       return
     }
     case 'move': {
       const row = pick(change.row)
-      if (row !== undefined) await sql`update ${table} set company_id = 2 where id = ${row}`.execute(target.db)
+      if (row !== undefined) await target.move(row)
     }
   }
 }
@@ -113,11 +206,9 @@ function filterOf(index: number, sinceDay: Date): ShiftFilter {
   }
 }
 
-/** Runs a script, checking every read of `pages` against a fresh `list()`. */
-async function check(target: Target, pages: ListPages, steps: readonly Step[]): Promise<void> {
+/** Runs a script, checking every read the plugin serves against a fresh `list()`. */
+async function check(target: Target, steps: readonly Step[]): Promise<void> {
   const reader = target.storage.shifts
-  const seek = reader.seek
-  if (seek === undefined) throw new Error('this adapter has no seek capability')
   const deleted: number[] = []
   const since = (await reader.list(COMPANY, {}, { limit: 100, offset: 0 })).rows.map((row) => row.updated_at.getTime()).sort((a, b) => a - b)
   const sinceDay = new Date(since[Math.floor(since.length / 2)] ?? 0)
@@ -127,11 +218,10 @@ async function check(target: Target, pages: ListPages, steps: readonly Step[]): 
       continue
     }
     const filter = filterOf(one.filter, sinceDay)
-    const window = { limit: one.perPage, offset: (one.page - 1) * one.perPage }
-    const fast = await pages.list('shifts', seek, COMPANY, filter, window)
-    const fresh = await reader.list(COMPANY, filter, window)
+    const served = await target.served(filter, one)
+    const fresh = await reader.list(COMPANY, filter, { limit: one.perPage, offset: (one.page - 1) * one.perPage })
     const ids = (rows: ShiftRecord[]) => rows.map((row) => row.id)
-    expect({ step: index, total: fast.total, ids: ids(fast.rows) }).toEqual({ step: index, total: fresh.total, ids: ids(fresh.rows) })
+    expect({ step: index, ...served }).toEqual({ step: index, ids: ids(fresh.rows), total: fresh.total })
   }
 }
 
@@ -142,7 +232,7 @@ describe('lists served by ListPages equal a fresh computation, on SQLite', () =>
         const adapter: SqliteAdapter = await openSqliteAdapter({ filename: ':memory:' })
         try {
           await adapter.loadDataset(generateDataset({ scale: SCALE }))
-          await check({ db: adapter.db, storage: adapter.storage, table: 'wfa_shifts' }, new ListPages(), steps)
+          await check(sqlTarget(adapter.db, adapter.storage, 'wfa_shifts', new ListPages()), steps)
         } finally {
           await adapter.close()
         }
@@ -170,6 +260,32 @@ describe('lists served by ListPages equal a fresh computation, on SQLite', () =>
   })
 })
 
+describe('lists served without seek equal a fresh computation, on memory (the route falls back to list())', () => {
+  const dataset = generateDataset({ scale: SCALE })
+  const adapter = createMemoryAdapter()
+  let t: TestApp
+  let key: string
+  beforeAll(async () => {
+    // One app for every run, as a long-lived server: each run reloads the data under it.
+    t = await build({ adapter: { name: 'memory', open: async () => adapter }, dataset: null, options: { rateLimit: false } })
+    key = await t.keyFor(COMPANY)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('after any interleaving of appends, updates in and out of filters, deletes, early inserts and moves in its arrays', async () => {
+    expect(adapter.storage.shifts.seek, 'the memory reader offers no seek, so the route takes the fallback').toBeUndefined()
+    await fc.assert(
+      fc.asyncProperty(script, async (steps) => {
+        await adapter.loadDataset(dataset)
+        await check(memoryTarget(adapter, t, key), steps)
+      }),
+      { numRuns: 60, seed: 1313 },
+    )
+  })
+})
+
 describePostgres('lists served by ListPages equal a fresh computation, on Postgres', () => {
   const database = useTestDatabase()
   let first: PostgresAdapter
@@ -188,7 +304,7 @@ describePostgres('lists served by ListPages equal a fresh computation, on Postgr
     const pages = new ListPages()
     await fc.assert(
       fc.asyncProperty(script, async (steps) => {
-        await check({ db: first.db, storage: first.storage, table: 'wfa_shifts' }, pages, steps)
+        await check(sqlTarget(first.db, first.storage, 'wfa_shifts', pages), steps)
       }),
       { numRuns: 15, seed: 1313 },
     )

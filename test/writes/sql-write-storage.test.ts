@@ -36,7 +36,7 @@ describe('migration 0003 on a database written before it', () => {
     try {
       const migrations = createMigrations(sqliteColumnTypes)
       const names = Object.keys(migrations)
-      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits', '2026_11_23_0005_webhooks', '2026_11_23_0006_list_versions'])
+      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits', '2026_11_23_0005_webhooks', '2026_11_23_0006_list_versions', '2026_11_23_0007_admin'])
       const [initial, writes, invitations] = names.map((name) => migrations[name]) as [(typeof migrations)[string], (typeof migrations)[string], (typeof migrations)[string]]
       await initial.up(db)
       await writes.up(db)
@@ -127,6 +127,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       '2026_11_23_0004_key_rate_limits',
       '2026_11_23_0005_webhooks',
       '2026_11_23_0006_list_versions',
+      '2026_11_23_0007_admin',
     ])
   })
 

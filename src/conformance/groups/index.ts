@@ -1,10 +1,13 @@
 import type { ConformanceGroup } from '../group.js'
+import { auditTrail } from './audit-trail.js'
 import { changeEvents } from './change-events.js'
 import { dayWindows } from './day-windows.js'
 import { equalityFilters } from './equality-filters.js'
 import { httpParity } from './http-parity.js'
 import { idempotencyGroup } from './idempotency.js'
 import { keyStoreGroup } from './key-store.js'
+import { keyUsage } from './key-usage.js'
+import { listSeek } from './list-seek.js'
 import { lookupById } from './lookup-by-id.js'
 import { moduleRegistryGroup } from './module-registry.js'
 import { orderingAndPaging } from './ordering-and-paging.js'
@@ -17,6 +20,7 @@ import { updatedSinceFilter } from './updated-since.js'
 import { valueFidelity } from './value-fidelity.js'
 import { webhookDeliveries } from './webhook-deliveries.js'
 import { webhookOutbox } from './webhook-outbox.js'
+import { webhookTestEvents } from './webhook-test-events.js'
 import { writesGroup } from './writes.js'
 
 /**
@@ -35,6 +39,7 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   valueFidelity,
   recordShape,
   tenantIsolation,
+  listSeek,
   keyStoreGroup,
   moduleRegistryGroup,
   writesGroup,
@@ -43,5 +48,8 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   idempotencyGroup,
   webhookOutbox,
   webhookDeliveries,
+  webhookTestEvents,
+  auditTrail,
+  keyUsage,
   httpParity,
 ]

@@ -5,7 +5,7 @@ import type { ConformanceGroup } from '../group.js'
 import { typed } from './value-fidelity.js'
 
 /** A stored key as the key manager would create it; the secret hash is never a real one here. */
-function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     key_id: '0123456789abcdef',
     company_id: 1,

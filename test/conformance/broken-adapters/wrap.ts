@@ -10,7 +10,7 @@ import type { ListResult, PageWindow, Storage } from '../../../src/ports/storage
 import type { WriteTransaction } from '../../../src/ports/write-storage.js'
 
 /** The ports a broken adapter may replace, and the events hook. */
-export type Ports = Required<Pick<ConformanceSubject, 'storage' | 'keyStore' | 'modules' | 'writes' | 'idempotency' | 'webhooks' | 'readEvents'>>
+export type Ports = Required<Pick<ConformanceSubject, 'storage' | 'keyStore' | 'modules' | 'writes' | 'idempotency' | 'webhooks' | 'audit' | 'usage' | 'readEvents'>>
 
 /** The suite's group titles (checked by `runConformance`, which refuses an unknown one). */
 export type GroupTitle =
@@ -32,12 +32,31 @@ export type GroupTitle =
   | 'idempotency store'
   | 'webhook endpoints and outbox'
   | 'webhook deliveries'
+  | 'webhook test events, payloads and delivery filters'
+  | 'audit trail'
+  | 'key usage'
   | 'HTTP responses equal the reference adapter'
 
 export interface BrokenAdapter {
   /** Short, unique: `total-is-page-length`. */
   name: string
-  area: 'paging' | 'totals' | 'ordering' | 'filters' | 'time zones' | 'money' | 'values' | 'tenant isolation' | 'keys' | 'modules' | 'writes' | 'idempotency' | 'events' | 'webhooks outbox'
+  area:
+    | 'paging'
+    | 'totals'
+    | 'ordering'
+    | 'filters'
+    | 'time zones'
+    | 'money'
+    | 'values'
+    | 'tenant isolation'
+    | 'keys'
+    | 'modules'
+    | 'writes'
+    | 'idempotency'
+    | 'events'
+    | 'webhooks outbox'
+    | 'audit'
+    | 'usage'
   /** The bug, as it would be written in a bug report. */
   bug: string
   /** The group that must catch it. */
@@ -141,6 +160,8 @@ export function brokenSubject(broken: Pick<BrokenAdapter, 'break'>): Conformance
     writes: adapter.writes,
     idempotency: adapter.idempotency,
     webhooks: adapter.webhooks,
+    audit: adapter.audit,
+    usage: adapter.usage,
     readEvents: async () => structuredClone(adapter.events),
   }
   return {
