@@ -116,6 +116,8 @@ const KNOWN_OPTIONS = {
   idempotency: true,
   invalidations: true,
   webhooks: true,
+  audit: true,
+  usage: true,
   invites: true,
   idempotencyOptions: true,
   prefix: true,

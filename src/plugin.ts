@@ -7,6 +7,7 @@ import { KeyVerifier } from './auth/key-verifier.js'
 import { ModuleCache } from './auth/module-cache.js'
 import { corridorStages, registerCorridor, type RouteTableEntry } from './corridor/index.js'
 import { resolveRateLimits } from './corridor/rate-limit.js'
+import { UsageMeter } from './corridor/usage-meter.js'
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_PURGE_BATCH,
@@ -19,6 +20,7 @@ import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, WEBHOOK_DEFAULTS, type WorkforceApiOptions } from './options.js'
 import { systemClock, type Clock } from './ports/clock.js'
 import type { IdempotencyStore } from './ports/idempotency-store.js'
+import { portsOf, type WorkforcePorts } from './ports/index.js'
 import type { InvalidationFeed } from './ports/invalidation-feed.js'
 import type { InviteSender } from './ports/invite-sender.js'
 import { registerOpenApiDocument } from './openapi/document.js'
@@ -45,6 +47,9 @@ export interface WorkforceApiDecorator {
   events: EventPublisher
   /** Every mounted API route with the corridor stages that guard it; complete once the app is ready. */
   routes: readonly RouteTableEntry[]
+  /** The ports and clock the plugin was registered with, for companion plugins (`workforceAdmin`). */
+  ports: Readonly<WorkforcePorts>
+  clock: Clock
 }
 
 declare module 'fastify' {
@@ -83,6 +88,7 @@ const api = fp(
       }),
       options.table,
     )
+    if (options.usage !== undefined) meterUsage(app, new UsageMeter(options.usage, clock, app.log))
     const prefix = options.prefix ?? ''
     const writeContext: WriteContext | undefined = writable
       ? { writes, clock, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
@@ -98,6 +104,16 @@ const api = fp(
   },
   { name: 'fastify-workforce-api-routes', fastify: '5.x', encapsulate: true },
 )
+
+/** Counts every answer to a request with a valid key (429 included) for the admin API's usage view. */
+function meterUsage(app: FastifyInstance, meter: UsageMeter): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const auth = request.workforceAuth
+    if (auth !== null && auth !== undefined) meter.count(auth.companyId, auth.keyId, reply.statusCode)
+  })
+  app.addHook('onReady', async () => meter.start())
+  app.addHook('onClose', async () => meter.stop())
+}
 
 const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => {
   checkOptions(options)
@@ -119,6 +135,8 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
     webhooks: startWebhooks(app, options, clock),
     events: new EventPublisher(options.webhooks, clock),
     routes: table,
+    ports: portsOf(options),
+    clock,
   })
   await app.register(api, { ...options, verifier, moduleCache, clock, table, prefix: options.prefix ?? '' })
 }

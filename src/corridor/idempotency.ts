@@ -25,7 +25,7 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** 1–255 printable ASCII characters (space to tilde). */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
 /** Refusals that are not recorded: the client fixes the credential or waits, then retries the same key. */
-const NOT_RECORDED = new Set([401, 403, 429])
+const NOT_RECORDED: ReadonlySet<number> = new Set([401, 403, 429])
 
 /**
  * The idempotency slot a request holds while it executes. It is settled exactly once: by the
@@ -108,69 +108,17 @@ export interface IdempotencySettings {
  * It runs before validation so that a 422 for a bad body is recorded and replayed like any 4xx.
  */
 export function idempotency(settings: IdempotencySettings): CorridorStage {
-  const { store, clock } = settings
-
   const claim = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
     if (header === undefined) return
     // Only a key sent as Authorization: Bearer scopes a slot; with X-Api-Key the header is ignored.
     const token = bearerToken(request.headers.authorization)
     if (token === undefined) return
-    if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
-      throw new ValidationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }])
-    }
-    const now = clock.now()
     // The scheme is case-insensitive: `bearer k` and `Bearer k` are one credential, one slot.
-    const slot = idempotencySlot(`Bearer ${token}`, header)
-    const attemptToken = randomUUID()
-    const result = await store.begin({
-      slot,
-      token: attemptToken,
-      fingerprint: requestFingerprint(request.method, request.url.split('?')[0] as string, request.body),
-      companyId: (request.workforceAuth as { companyId: number }).companyId,
-      now: new Date(now),
-      leaseUntil: new Date(now + settings.leaseMs),
-      expiredBefore: new Date(now - settings.retentionMs),
-    })
-    switch (result.state) {
-      case 'started': {
-        const attempt = new IdempotencyAttempt(slot, attemptToken)
-        attempt.keepAlive(
-          () => store.renew(slot, attemptToken, new Date(clock.now() + settings.leaseMs)),
-          Math.max(1, Math.floor(settings.leaseMs / RENEWALS_PER_LEASE)),
-          (error) => request.log.warn({ err: error, reqId: request.id }, 'workforce-api: could not renew an idempotency lease'),
-        )
-        request.idempotency = attempt
-        return
-      }
-      case 'replay':
-        return replay(reply, result.response)
-      case 'in_flight':
-        reply.header('retry-after', '1')
-        throw new ConflictError('A request with this Idempotency-Key is still in flight; retry shortly')
-      case 'mismatch':
-        throw new ValidationError([
-          { field: 'Idempotency-Key', message: 'was already used for a different request (method, path or body)' },
-        ])
-    }
+    const slot = idempotencySlot(`Bearer ${token}`, checkedKey(header))
+    return claimSlot(settings, request, reply, slot, (request.workforceAuth as { companyId: number }).companyId)
   }
-
-  const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const attempt = request.idempotency
-    if (attempt === null || !attempt.settle()) return payload
-    const status = reply.statusCode
-    try {
-      if (status >= 500 || NOT_RECORDED.has(status)) {
-        await store.release(attempt.slot, attempt.token)
-      } else {
-        await store.complete(attempt.slot, attempt.token, storedResponse(reply, payload), new Date(clock.now()))
-      }
-    } catch (error) {
-      // The response itself is fine; the slot's lease will run out and a retry executes.
-      request.log.error({ err: error, reqId: request.id }, 'workforce-api: could not record the idempotent response')
-    }
-    return payload
-  }
+  const record = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => recordResponse(settings, request, reply, payload)
 
   const stopHeartbeat = async (request: FastifyRequest) => {
     request.idempotency?.stopHeartbeat()
@@ -191,6 +139,82 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
     // heartbeat of a request whose response never reached `onSend` (the client went away).
     hooksFor: (route) => (MUTATING.has(route.method) ? { preValidation: claim, onSend: record, onResponse: stopHeartbeat } : null),
   }
+}
+
+/** The `Idempotency-Key` header, checked: 1 to 255 printable ASCII characters. */
+export function checkedKey(header: string | string[]): string {
+  if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
+    throw new ValidationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }])
+  }
+  return header
+}
+
+/**
+ * Claims `slot` for this request: starts an attempt (kept alive while the request runs),
+ * replays the stored response, or refuses (409 in flight, 422 for another request). The public
+ * API and the admin API differ only in what a slot is made of.
+ */
+export async function claimSlot(
+  settings: Pick<IdempotencySettings, 'store' | 'clock' | 'leaseMs' | 'retentionMs'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  slot: string,
+  companyId: number,
+): Promise<FastifyReply | undefined> {
+  const { store, clock } = settings
+  const now = clock.now()
+  const attemptToken = randomUUID()
+  const result = await store.begin({
+    slot,
+    token: attemptToken,
+    fingerprint: requestFingerprint(request.method, request.url.split('?')[0] as string, request.body),
+    companyId,
+    now: new Date(now),
+    leaseUntil: new Date(now + settings.leaseMs),
+    expiredBefore: new Date(now - settings.retentionMs),
+  })
+  switch (result.state) {
+    case 'started': {
+      const attempt = new IdempotencyAttempt(slot, attemptToken)
+      attempt.keepAlive(
+        () => store.renew(slot, attemptToken, new Date(clock.now() + settings.leaseMs)),
+        Math.max(1, Math.floor(settings.leaseMs / RENEWALS_PER_LEASE)),
+        (error) => request.log.warn({ err: error, reqId: request.id }, 'workforce-api: could not renew an idempotency lease'),
+      )
+      request.idempotency = attempt
+      return undefined
+    }
+    case 'replay':
+      return replay(reply, result.response)
+    case 'in_flight':
+      reply.header('retry-after', '1')
+      throw new ConflictError('A request with this Idempotency-Key is still in flight; retry shortly')
+    case 'mismatch':
+      throw new ValidationError([{ field: 'Idempotency-Key', message: 'was already used for a different request (method, path or body)' }])
+  }
+}
+
+/** `onSend`: stores the response of the request's attempt (a 4xx too), or frees the slot (5xx, 401, 403, 429). */
+export async function recordResponse(
+  settings: Pick<IdempotencySettings, 'store' | 'clock'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<unknown> {
+  const attempt = request.idempotency
+  if (attempt === null || !attempt.settle()) return payload
+  const status = reply.statusCode
+  try {
+    if (status >= 500 || NOT_RECORDED.has(status)) {
+      await settings.store.release(attempt.slot, attempt.token)
+    } else {
+      await settings.store.complete(attempt.slot, attempt.token, storedResponse(reply, payload), new Date(settings.clock.now()))
+    }
+  } catch (error) {
+    // The response itself is fine; the slot's lease will run out and a retry executes.
+    request.log.error({ err: error, reqId: request.id }, 'workforce-api: could not record the idempotent response')
+  }
+  return payload
 }
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {

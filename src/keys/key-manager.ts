@@ -1,4 +1,5 @@
 import { generateApiKey } from '../auth/api-key.js'
+import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
 import { ALL_SCOPES, isScope, type Scope } from '../scopes.js'
@@ -79,7 +80,7 @@ export class KeyManager {
     private readonly onChange: (keyId: string) => void = () => {},
   ) {}
 
-  async create(input: CreateKeyInput): Promise<CreatedKey> {
+  async create(input: CreateKeyInput, audit?: AuditFor): Promise<CreatedKey> {
     const scopes = normaliseScopes(input.scopes)
     if (!Number.isSafeInteger(input.companyId) || input.companyId < 1) {
       throw new KeyManagementError('companyId must be a positive integer', 'invalid_input')
@@ -105,21 +106,21 @@ export class KeyManager {
       created_at: new Date(this.clock.now()),
       last_used_at: null,
     }
-    await this.keyStore.create(record)
+    await this.keyStore.create(record, audit?.(keyId))
     return { key, info: this.#info(record) }
   }
 
-  disable(keyId: string): Promise<ApiKeyInfo> {
-    return this.#transition(keyId, 'disable')
+  disable(keyId: string, audit?: AuditFor): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'disable', audit)
   }
 
-  enable(keyId: string): Promise<ApiKeyInfo> {
-    return this.#transition(keyId, 'enable')
+  enable(keyId: string, audit?: AuditFor): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'enable', audit)
   }
 
   /** Permanent: a revoked key can never be enabled again. */
-  revoke(keyId: string): Promise<ApiKeyInfo> {
-    return this.#transition(keyId, 'revoke')
+  revoke(keyId: string, audit?: AuditFor): Promise<ApiKeyInfo> {
+    return this.#transition(keyId, 'revoke', audit)
   }
 
   async list(options: { companyId?: number } = {}): Promise<ApiKeyInfo[]> {
@@ -127,9 +128,9 @@ export class KeyManager {
     return records.map((record) => this.#info(record))
   }
 
-  async #transition(keyId: string, action: KeyAction): Promise<ApiKeyInfo> {
+  async #transition(keyId: string, action: KeyAction, audit: AuditFor | undefined): Promise<ApiKeyInfo> {
     const { to, from } = TRANSITIONS[action]
-    const updated = await this.keyStore.setState(keyId, to, from)
+    const updated = await this.keyStore.setState(keyId, to, from, audit?.(keyId))
     if (updated === null) {
       const current = await this.keyStore.find(keyId)
       if (current === null) throw new KeyManagementError(`No API key with id ${keyId}`, 'not_found')

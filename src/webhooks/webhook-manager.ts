@@ -1,13 +1,15 @@
+import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type {
   DeliveryPage,
+  WebhookDeliveryStatus,
   WebhookEndpointChanges,
   WebhookEndpointRecord,
   WebhookStore,
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
 import { EventSubscriptionError, normaliseSubscriptions } from './event-types.js'
-import { randomId } from './events.js'
+import { newEventId, randomId } from './events.js'
 import type { SecretBox } from './secret-box.js'
 import { generateWebhookSecret } from './signature.js'
 
@@ -17,6 +19,18 @@ export const MAX_URL_LENGTH = 2_048
 export const MAX_DESCRIPTION_LENGTH = 500
 export const DEFAULT_DELIVERY_PAGE = 20
 export const MAX_DELIVERY_PAGE = 100
+/** The type of the event `sendTest` sends: never subscribed to, sent to one endpoint on request. */
+export const TEST_EVENT_TYPE = 'webhook.test'
+const EVENT_ID = /^evt_[a-z2-7]{24}$/
+const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ['pending', 'delivered', 'failed']
+
+/** Which of an endpoint's deliveries to list: newest first, `before` a delivery id. */
+export interface DeliveryFilter {
+  limit?: number
+  before?: number
+  status?: WebhookDeliveryStatus
+  eventType?: string
+}
 
 /** An endpoint as the host sees it: the stored record without its secrets. */
 export type WebhookEndpoint = Omit<WebhookEndpointRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
@@ -82,7 +96,7 @@ export class WebhookManager {
   }
 
   /** Creates an enabled endpoint. @returns it, and its signing secret: shown this once. */
-  async create(input: CreateEndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  async create(input: CreateEndpointInput, audit?: AuditFor): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const { store, box, clock, policy } = this.#ready()
     const companyId = checkCompany(input?.companyId)
     const url = await checkUrl(input.url, policy)
@@ -106,7 +120,7 @@ export class WebhookManager {
       created_at: now,
       updated_at: now,
     }
-    await store.createEndpoint(record)
+    await store.createEndpoint(record, audit?.(id))
     return { endpoint: endpointView(record), secret }
   }
 
@@ -121,43 +135,43 @@ export class WebhookManager {
   }
 
   /** Changes the URL (checked like at creation), the subscriptions or the description. */
-  async update(id: string, input: UpdateEndpointInput): Promise<WebhookEndpoint> {
+  async update(id: string, input: UpdateEndpointInput, audit?: AuditFor): Promise<WebhookEndpoint> {
     const { store, clock, policy } = this.#ready()
     await this.#endpoint(id)
     const changes: WebhookEndpointChanges = {}
     if (input?.url !== undefined) changes.url = await checkUrl(input.url, policy)
     if (input?.events !== undefined) changes.events = checkEvents(input.events)
     if (input?.description !== undefined) changes.description = checkDescription(input.description)
-    return endpointView(orNotFound(await store.updateEndpoint(id, changes, new Date(clock.now())), id))
+    return endpointView(orNotFound(await store.updateEndpoint(id, changes, new Date(clock.now()), audit?.(id)), id))
   }
 
   /** Enables a disabled endpoint. Deliveries failed while it was disabled stay failed: `recover` sends them. */
-  async enable(id: string): Promise<WebhookEndpoint> {
+  async enable(id: string, audit?: AuditFor): Promise<WebhookEndpoint> {
     const { store, clock } = this.#ready()
     await this.#endpoint(id)
-    await store.enableEndpoint(id, new Date(clock.now()))
+    await store.enableEndpoint(id, new Date(clock.now()), audit?.(id))
     return this.get(id)
   }
 
   /** Disables an endpoint; its pending deliveries fail (and can be recovered after `enable`). */
-  async disable(id: string): Promise<WebhookEndpoint> {
+  async disable(id: string, audit?: AuditFor): Promise<WebhookEndpoint> {
     const { store, clock } = this.#ready()
     await this.#endpoint(id)
-    await store.disableEndpoint(id, 'manual', new Date(clock.now()))
+    await store.disableEndpoint(id, 'manual', new Date(clock.now()), audit?.(id))
     return this.get(id)
   }
 
   /** Deletes the endpoint with its delivery history. */
-  async delete(id: string): Promise<void> {
+  async delete(id: string, audit?: AuditFor): Promise<void> {
     const { store } = this.#ready()
-    if (!(await store.deleteEndpoint(checkId(id)))) throw notFound(id)
+    if (!(await store.deleteEndpoint(checkId(id), audit?.(id)))) throw notFound(id)
   }
 
   /**
    * A new signing secret, returned once. The previous one keeps signing beside it for 24 hours
    * (every delivery carries both signatures), so receivers can switch without losing any.
    */
-  async rotateSecret(id: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  async rotateSecret(id: string, audit?: AuditFor): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const { store, box, clock } = this.#ready()
     const current = await this.#endpoint(id)
     const now = clock.now()
@@ -166,37 +180,77 @@ export class WebhookManager {
       id,
       { secret: box.seal(secret, id), previous_secret: current.secret, previous_secret_expires_at: new Date(now + ROTATION_OVERLAP_MS) },
       new Date(now),
+      audit?.(id),
     )
     return { endpoint: endpointView(orNotFound(updated, id)), secret }
   }
 
   /** The endpoint's deliveries with their attempts, newest first; pass the last `id` as `before` for the next page. */
-  async deliveries(id: string, page: { limit?: number; before?: number } = {}): Promise<DeliveryPage> {
+  async deliveries(id: string, page: DeliveryFilter = {}): Promise<DeliveryPage> {
     const { store } = this.#ready()
     await this.#endpoint(id)
     const limit = page.limit ?? DEFAULT_DELIVERY_PAGE
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DELIVERY_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_DELIVERY_PAGE}`)
     if (page.before !== undefined && !(Number.isSafeInteger(page.before) && page.before > 0)) throw invalid('before must be a delivery id')
-    return store.listDeliveries(id, { limit, ...(page.before === undefined ? {} : { before: page.before }) })
+    if (page.status !== undefined && !DELIVERY_STATUSES.includes(page.status)) throw invalid(`status must be one of ${DELIVERY_STATUSES.join(', ')}`)
+    if (page.eventType !== undefined && (typeof page.eventType !== 'string' || !/^[a-z_]+\.[a-z_]+$/.test(page.eventType))) throw invalid('eventType must be an event type')
+    return store.listDeliveries(id, {
+      limit,
+      ...(page.before === undefined ? {} : { before: page.before }),
+      ...(page.status === undefined ? {} : { status: page.status }),
+      ...(page.eventType === undefined ? {} : { event_type: page.eventType }),
+    })
+  }
+
+  /**
+   * Sends a `webhook.test` event to this endpoint only, through the real delivery path (signed,
+   * retried, logged like any delivery). @returns the event's id.
+   */
+  async sendTest(id: string, audit?: AuditFor): Promise<{ eventId: string }> {
+    const deps = this.#ready()
+    const endpoint = await this.#endpoint(id)
+    const now = new Date(deps.clock.now())
+    const eventId = newEventId()
+    const payload = JSON.stringify({
+      id: eventId,
+      type: TEST_EVENT_TYPE,
+      created_at: now.toISOString(),
+      company_id: endpoint.company_id,
+      data: { endpoint_id: id, message: 'A test event sent from the company settings. It changes nothing.' },
+    })
+    const event = { id: eventId, company_id: endpoint.company_id, type: TEST_EVENT_TYPE, resource_id: 0, occurred_at: now, payload }
+    if (!(await deps.store.sendTest(id, event, now, audit?.(id)))) throw notFound(id)
+    deps.wake()
+    return { eventId }
+  }
+
+  /** The body of event `eventId` as delivered to the endpoint, or not_found. */
+  async eventPayload(id: string, eventId: string): Promise<string> {
+    const { store } = this.#ready()
+    await this.#endpoint(id)
+    if (typeof eventId !== 'string' || !EVENT_ID.test(eventId)) throw invalid('eventId must be an evt_ id')
+    const payload = await store.eventPayload(id, eventId)
+    if (payload === null) throw new WebhookAdminError(`No delivery of event ${eventId} to endpoint ${id}`, 'not_found')
+    return payload
   }
 
   /** Sends the event to the endpoint again (same `webhook-id`), now. */
-  async redeliver(id: string, eventId: string): Promise<void> {
+  async redeliver(id: string, eventId: string, audit?: AuditFor): Promise<void> {
     const deps = this.#ready()
     await this.#endpoint(id)
-    if (typeof eventId !== 'string' || !/^evt_[a-z2-7]{24}$/.test(eventId)) throw invalid('eventId must be an evt_ id')
-    if (!(await deps.store.redeliver(id, eventId, new Date(deps.clock.now())))) {
+    if (typeof eventId !== 'string' || !EVENT_ID.test(eventId)) throw invalid('eventId must be an evt_ id')
+    if (!(await deps.store.redeliver(id, eventId, new Date(deps.clock.now()), audit?.(id)))) {
       throw new WebhookAdminError(`No event ${eventId} for the company of endpoint ${id} (unknown, or purged after the retention period)`, 'not_found')
     }
     deps.wake()
   }
 
   /** Sends again every delivery of the endpoint that failed, created at or after `since`. @returns how many. */
-  async recover(id: string, since: Date): Promise<{ count: number }> {
+  async recover(id: string, since: Date, audit?: AuditFor): Promise<{ count: number }> {
     const deps = this.#ready()
     await this.#endpoint(id)
     if (!(since instanceof Date) || Number.isNaN(since.getTime())) throw invalid('since must be a valid Date')
-    const count = await deps.store.recover(id, since, new Date(deps.clock.now()))
+    const count = await deps.store.recover(id, since, new Date(deps.clock.now()), audit?.(id))
     if (count > 0) deps.wake()
     return { count }
   }

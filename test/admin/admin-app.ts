@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import { createMemoryAdapter } from '../../adapters/memory/index.js'
+import { openPostgresAdapter } from '../../adapters/postgres/index.js'
+import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
+import type { WorkforceAdminOptions } from '../../src/admin/options.js'
+import { workforceAdmin } from '../../src/admin/plugin.js'
+import type { WorkforceApiOptions } from '../../src/options.js'
+import type { AuditEntry } from '../../src/ports/audit-store.js'
+import { portsOf, type ReferenceAdapterPorts } from '../../src/ports/index.js'
+import { workforceApi } from '../../src/plugin.js'
+import { seedDataset } from '../helpers/build.js'
+
+export const API = '/api/public'
+export const ADMIN = '/settings/integrations/api'
+export const SECRET_KEY = randomBytes(32).toString('base64')
+
+/** Opens a fresh adapter with the seed dataset; `shared` opens a second handle on the same data. */
+export interface AdminAdapterFactory {
+  name: string
+  open(): Promise<{ adapter: ReferenceAdapterPorts & { db?: unknown }; second(): Promise<ReferenceAdapterPorts>; drop(): Promise<void> }>
+}
+
+export function memoryFactory(): AdminAdapterFactory {
+  return {
+    name: 'memory',
+    async open() {
+      const adapter = createMemoryAdapter()
+      await adapter.loadDataset(seedDataset())
+      return { adapter, second: async () => ({ ...adapter, close: async () => {} }), drop: async () => {} }
+    },
+  }
+}
+
+export function sqliteFactory(dir: () => string): AdminAdapterFactory {
+  return {
+    name: 'sqlite',
+    async open() {
+      const filename = `${dir()}/admin-${randomBytes(4).toString('hex')}.db`
+      const adapter = await openSqliteAdapter({ filename })
+      await adapter.loadDataset(seedDataset())
+      return { adapter, second: () => openSqliteAdapter({ filename }), drop: async () => {} }
+    },
+  }
+}
+
+export function postgresFactory(url: () => string): AdminAdapterFactory {
+  return {
+    name: 'postgres',
+    async open() {
+      const schema = `admin_${randomBytes(4).toString('hex')}`
+      const adapter = await openPostgresAdapter({ connectionString: url() }, { schema })
+      await adapter.loadDataset(seedDataset())
+      return { adapter, second: () => openPostgresAdapter({ connectionString: url() }, { schema }), drop: async () => {} }
+    },
+  }
+}
+
+/**
+ * The host's demo session for tests: `x-test-session: <companyId>:<userId>:<name>`. A real host
+ * reads its own cookie here.
+ */
+export const testAuthorize: WorkforceAdminOptions['authorize'] = (request) => {
+  const header = request.headers['x-test-session']
+  if (typeof header !== 'string') return null
+  const [company, id, name] = header.split(':')
+  return { companyId: Number(company), actor: { id: id as string, name: name as string } }
+}
+
+export interface AdminTestApp {
+  app: FastifyInstance
+  adapter: ReferenceAdapterPorts
+  audited: AuditEntry[]
+  /** An admin request as `session` (default company 1, user u1); mutations carry the CSRF header and JSON. */
+  admin(method: string, path: string, body?: unknown, options?: { session?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>
+  /** A public API request with an API key. */
+  api(method: string, path: string, key: string, body?: unknown): Promise<LightMyRequestResponse>
+  close(): Promise<void>
+}
+
+export async function buildAdminApp(
+  adapter: ReferenceAdapterPorts,
+  options: { api?: Partial<WorkforceApiOptions>; admin?: Partial<WorkforceAdminOptions> } = {},
+): Promise<AdminTestApp> {
+  const app = Fastify()
+  const audited: AuditEntry[] = []
+  await app.register(workforceApi, {
+    prefix: API,
+    ...portsOf(adapter),
+    rateLimit: false,
+    webhookOptions: { secretKey: SECRET_KEY, allowPrivateDestinations: true, dispatcher: false },
+    ...options.api,
+  })
+  await app.register(workforceAdmin, { prefix: ADMIN, authorize: testAuthorize, onAudit: (entry) => void audited.push(entry), ...options.admin })
+  await app.ready()
+  return {
+    app,
+    adapter,
+    audited,
+    admin(method, path, body, { session = '1:u1:Ada Admin', headers = {} } = {}) {
+      const mutating = method !== 'GET'
+      return app.inject({
+        method: method as 'GET',
+        url: `${ADMIN}${path}`,
+        headers: {
+          ...(session === null ? {} : { 'x-test-session': session }),
+          ...(mutating ? { 'content-type': 'application/json', 'x-requested-with': 'workforce-admin' } : {}),
+          ...headers,
+        },
+        ...(mutating ? { payload: JSON.stringify(body ?? {}) } : {}),
+      })
+    },
+    api(method, path, key, body) {
+      return app.inject({
+        method: method as 'GET',
+        url: `${API}${path}`,
+        headers: { authorization: `Bearer ${key}` },
+        ...(body === undefined ? {} : { payload: body as object }),
+      })
+    },
+    close: () => app.close(),
+  }
+}
