@@ -2,11 +2,12 @@
  * `npm run example`: a SQLite-backed API server with demo data and working keys.
  * Seeds `.example/workforce-demo.db` on first run, creates fresh demo keys, then serves.
  */
-import { mkdirSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
-import { LOG_REDACT_PATHS, portsOf, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
+import { LOG_REDACT_PATHS, portsOf, workforceAdmin, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
 import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
 
 const directory = join(process.cwd(), '.example')
@@ -20,6 +21,11 @@ if ((await adapter.storage.company(SEED_COMPANIES[0]!.id)) === null) {
   console.log(`Seeded ${join(directory, 'workforce-demo.db')} with demo data`)
 }
 
+// Seals webhook signing secrets at rest; a real host keeps it in its secret manager.
+const secretKeyFile = join(directory, 'webhook-secret-key')
+if (!existsSync(secretKeyFile)) writeFileSync(secretKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 })
+const secretKey = readFileSync(secretKeyFile, 'utf8').trim()
+
 const app = Fastify({ logger: { level: 'warn', redact: LOG_REDACT_PATHS }, frameworkErrors: workforceFrameworkErrors })
 await app.register(workforceApi, {
   prefix: '/api/public',
@@ -28,6 +34,20 @@ await app.register(workforceApi, {
   openapi: { referencePage: true },
   // The host sends invitation emails; the example prints them.
   invites: { sendInvite: async (invitation) => console.log(`[invite] would email ${invitation.email} (user ${invitation.userId}, company ${invitation.companyId})`) },
+  // Demo only: allows webhook endpoints on this machine (http://127.0.0.1/…) so you can try them.
+  webhookOptions: { secretKey, allowPrivateDestinations: true },
+})
+// The integrations portal and its admin API. DEMO ONLY: this `authorize` lets anyone who can
+// reach the port in as an admin of company 1 (or the company of the `demo_company` cookie). A
+// host checks its own session here.
+await app.register(workforceAdmin, {
+  prefix: '/settings/integrations/api',
+  portal: true,
+  authorize: (request) => {
+    const cookie = /(?:^|;\s*)demo_company=(\d+)/.exec(request.headers.cookie ?? '')
+    return { companyId: Number(cookie?.[1] ?? 1), actor: { id: 'demo-admin', name: 'Demo admin' } }
+  },
+  onAudit: (entry) => console.log(`[audit] ${entry.actor_name} ${entry.action} ${entry.target_id}`),
 })
 app.addHook('onClose', () => adapter.close())
 
@@ -40,6 +60,8 @@ console.log(`
 fastify-workforce-api example listening on http://${host}:${port}
 
 API reference: http://${host}:${port}/api/public/docs  (OpenAPI document: http://${host}:${port}/api/public/openapi.json)
+Integrations portal (keys, webhooks, deliveries, audit; demo sign-in as company 1):
+               http://${host}:${port}/settings/integrations/api/portal/
 
 Demo API keys (new ones are made on every start; each is shown only here):
   company 1 (${SEED_COMPANIES[0]!.name}), all scopes:   ${full.key}

@@ -172,7 +172,10 @@ describe('the packed tarball', () => {
       typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(targets) : []
     // The workers are started by path (readWorkerEntry, seedWorkerEntry), not imported.
     const workers = ['./dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs', './dist/adapters/sqlite/sqlite-seed-worker.js']
-    const roots = [...targets(manifest.exports), ...Object.values(manifest.bin), ...workers]
+    // The built portal is read by path (registerPortal) and served as it is: every file of it is reached.
+    const portal = packedFiles.filter((path) => path.startsWith('dist/portal/')).map((path) => `./${path}`)
+    expect(portal).toEqual(expect.arrayContaining(['./dist/portal/index.html', './dist/portal/workforce-portal.js']))
+    const roots = [...targets(manifest.exports), ...Object.values(manifest.bin), ...workers, ...portal]
     const reached = new Set<string>()
     const visit = async (file: string) => {
       // A name that is not a packed file is prose, such as an @example in a doc comment.

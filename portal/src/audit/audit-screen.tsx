@@ -1,0 +1,109 @@
+import type { AuditEntry, Page } from '../api/types'
+import { ErrorNotice } from '../ui/error-notice'
+import { Heading } from '../ui/heading'
+import { usePortal } from '../ui/portal-context'
+import { Time } from '../ui/time'
+import { useOlderPages } from '../ui/use-older-pages'
+
+const PAGE_SIZE = 50
+const TARGET_NAMES: Record<AuditEntry['target_type'], string> = { api_key: 'API key', webhook_endpoint: 'Webhook endpoint' }
+
+/** `webhook_endpoint.secret_rotated` → "Webhook endpoint: secret rotated". */
+export function describeAction(action: string): string {
+  const [subject = '', verb = ''] = action.split('.')
+  const words = (text: string) => text.replaceAll('_', ' ')
+  const subjectText = words(subject)
+  return `${subjectText.charAt(0).toUpperCase()}${subjectText.slice(1)}: ${words(verb)}`
+}
+
+function detailValue(value: unknown): string {
+  if (Array.isArray(value)) return value.join(', ')
+  if (value !== null && typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+export function AuditScreen() {
+  const { client } = usePortal()
+  const pages = useOlderPages(
+    (before: string | undefined) => client.get<Page<AuditEntry>>('/audit', { limit: PAGE_SIZE, before }),
+    (entry) => entry.id,
+    [client],
+  )
+
+  return (
+    <section aria-labelledby="audit-title">
+      <div class="screen-head">
+        <div>
+          <Heading depth={1} id="audit-title">
+            Audit trail
+          </Heading>
+          <p class="muted">Who changed this company’s keys and webhooks, newest first.</p>
+        </div>
+        <button type="button" class="button button-small" onClick={pages.reload} data-testid="refresh-audit">
+          Refresh
+        </button>
+      </div>
+      {pages.items.length === 0 && !pages.loading && pages.error === undefined ? (
+        <p class="empty">No changes recorded yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="table" aria-labelledby="audit-title" aria-busy={pages.loading}>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                <th scope="col">Action</th>
+                <th scope="col">Target</th>
+                <th scope="col">IP address</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {pages.items.map((entry) => (
+                <tr key={entry.id} data-testid="audit-row">
+                  <td>
+                    <Time value={entry.at} />
+                  </td>
+                  <td>
+                    {entry.actor.name}
+                    <span class="hint">{entry.actor.id}</span>
+                  </td>
+                  <td>
+                    {describeAction(entry.action)}
+                    <span class="mono hint">{entry.action}</span>
+                  </td>
+                  <td>
+                    {TARGET_NAMES[entry.target_type] ?? entry.target_type}
+                    <span class="mono hint">{entry.target_id}</span>
+                  </td>
+                  <td class="mono">{entry.ip ?? '—'}</td>
+                  <td>
+                    {Object.keys(entry.details).length === 0 ? (
+                      <span class="muted">—</span>
+                    ) : (
+                      <dl class="details-list">
+                        {Object.entries(entry.details).map(([name, value]) => (
+                          <div key={name}>
+                            <dt>{name.replaceAll('_', ' ')}</dt>
+                            <dd>{detailValue(value)}</dd>
+                          </div>
+                        ))}
+                      </dl>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorNotice error={pages.error} />
+      {pages.loading && <p class="muted">Loading the audit trail…</p>}
+      {pages.hasMore && !pages.loading && (
+        <button type="button" class="button" onClick={pages.loadOlder} data-testid="load-older-audit">
+          Load older entries
+        </button>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,210 @@
+import { useState } from 'preact/hooks'
+import type { CreatedKey, Key, KeyState, List, ScopeGroup } from '../api/types'
+import { Badge, type Tone } from '../ui/badge'
+import { ErrorNotice } from '../ui/error-notice'
+import { Heading } from '../ui/heading'
+import { OneTimeSecret } from '../ui/one-time-secret'
+import { RowButton } from '../ui/row-button'
+import { usePortal } from '../ui/portal-context'
+import { Time } from '../ui/time'
+import { useAction } from '../ui/use-action'
+import { useResource } from '../ui/use-resource'
+import { CreateKeyForm } from './create-key-form'
+import { ALL_SCOPES } from './scope-picker'
+
+const STATE_TONES: Record<KeyState, Tone> = { active: 'success', disabled: 'neutral', revoked: 'danger', expired: 'warning' }
+
+/** A key's name for people: keys made before names were required may have none. */
+export function keyLabel(key: Pick<Key, 'key_id' | 'name'>): string {
+  return key.name ?? `Key ${key.key_id}`
+}
+
+interface Revealed {
+  title: string
+  key: string
+  hint: string
+}
+
+export function KeysScreen() {
+  const { client, announce, confirm } = usePortal()
+  const keys = useResource(() => client.get<List<Key>>('/keys'), [client])
+  const [creating, setCreating] = useState(false)
+  const scopes = useResource(() => (creating ? client.get<List<ScopeGroup>>('/scopes') : Promise.resolve(undefined)), [client, creating])
+  const [revealed, setRevealed] = useState<Revealed | null>(null)
+  const rowAction = useAction()
+
+  function replaceKey(next: Key) {
+    keys.update((list) => ({ data: list.data.map((key) => (key.key_id === next.key_id ? next : key)) }))
+  }
+
+  function addKey(created: CreatedKey, title: string, hint: string) {
+    keys.update((list) => ({ data: [...list.data, created.data] }))
+    setRevealed({ title, key: created.key, hint })
+  }
+
+  async function setEnabled(key: Key, enable: boolean) {
+    if (rowAction.pending) return
+    const answer = await rowAction.run(() => client.send<{ data: Key }>('POST', `/keys/${key.key_id}/${enable ? 'enable' : 'disable'}`))
+    if (answer === undefined) return
+    replaceKey(answer.data)
+    announce(`${keyLabel(key)} ${enable ? 'enabled' : 'disabled'}.`)
+  }
+
+  async function revoke(key: Key) {
+    if (rowAction.pending) return
+    const confirmed = await confirm({
+      title: `Revoke “${keyLabel(key)}”?`,
+      body: 'Requests with this key are refused from now on. A revoked key cannot be enabled again.',
+      action: 'Revoke key',
+      danger: true,
+    })
+    if (!confirmed) return
+    const answer = await rowAction.run(() => client.send<{ data: Key }>('POST', `/keys/${key.key_id}/revoke`))
+    if (answer === undefined) return
+    replaceKey(answer.data)
+    announce(`${keyLabel(key)} revoked.`)
+  }
+
+  async function rotate(key: Key) {
+    if (rowAction.pending) return
+    const created = await rowAction.run(() => client.send<CreatedKey>('POST', `/keys/${key.key_id}/rotate`))
+    if (created === undefined) return
+    addKey(created, `Rotated “${keyLabel(key)}”`, `Store the new key and switch your integration to it; the old key keeps working until you revoke it.`)
+    announce(`New key created for ${keyLabel(key)}. Copy it now.`)
+  }
+
+  return (
+    <section aria-labelledby="keys-title">
+      <div class="screen-head">
+        <div>
+          <Heading depth={1} id="keys-title">
+            API keys
+          </Heading>
+          <p class="muted">Keys let your other systems read and change this company’s data through the public API.</p>
+        </div>
+        {!creating && (
+          <button
+            type="button"
+            class="button button-primary"
+            onClick={() => {
+              setRevealed(null)
+              setCreating(true)
+            }}
+            data-testid="create-key"
+          >
+            Create key
+          </button>
+        )}
+      </div>
+
+      {revealed !== null && (
+        <OneTimeSecret
+          title={revealed.title}
+          label="API key"
+          value={revealed.key}
+          hint={revealed.hint}
+          valueTestId="new-key-plaintext"
+          copyTestId="copy-key"
+          onDone={() => setRevealed(null)}
+        />
+      )}
+
+      {creating &&
+        (scopes.data !== undefined ? (
+          <CreateKeyForm
+            groups={scopes.data.data}
+            onCreated={(created) => {
+              setCreating(false)
+              addKey(created, `Key “${keyLabel(created.data)}” created`, 'Store it in your secret manager now. If it is lost, rotate the key or create a new one.')
+              announce(`Key ${keyLabel(created.data)} created. Copy it now: it is shown only once.`)
+            }}
+            onCancel={() => setCreating(false)}
+          />
+        ) : scopes.error !== undefined ? (
+          <ErrorNotice error={scopes.error} />
+        ) : (
+          <p class="muted" role="status">
+            Loading scopes…
+          </p>
+        ))}
+
+      <ErrorNotice error={rowAction.error} testId="keys-error" />
+      <ErrorNotice error={keys.error} />
+      {keys.data === undefined ? (
+        keys.loading && <p class="muted">Loading keys…</p>
+      ) : keys.data.data.length === 0 ? (
+        <p class="empty">No API keys yet. Create one to connect another system.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="table" aria-labelledby="keys-title" aria-busy={keys.loading}>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">State</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.data.map((key) => (
+                <tr key={key.key_id} data-testid={`key-row-${key.key_id}`}>
+                  <th scope="row">
+                    <span class="strong">{keyLabel(key)}</span>
+                    <span class="mono hint">{key.key_id}</span>
+                  </th>
+                  <td>
+                    <ScopeList scopes={key.scopes} />
+                  </td>
+                  <td>
+                    <Badge tone={STATE_TONES[key.state]}>{key.state}</Badge>
+                  </td>
+                  <td>
+                    <Time value={key.expires_at} empty="Never" />
+                  </td>
+                  <td>
+                    <Time value={key.created_at} />
+                  </td>
+                  <td>
+                    <Time value={key.last_used_at} empty="Never" />
+                  </td>
+                  <td class="row-actions">
+                    {key.state === 'active' && (
+                      <RowButton label="Disable" target={keyLabel(key)} onClick={() => setEnabled(key, false)} testId={`disable-key-${key.key_id}`} />
+                    )}
+                    {key.state === 'disabled' && (
+                      <RowButton label="Enable" target={keyLabel(key)} onClick={() => setEnabled(key, true)} testId={`enable-key-${key.key_id}`} />
+                    )}
+                    {(key.state === 'active' || key.state === 'disabled') && (
+                      <RowButton label="Rotate" target={keyLabel(key)} onClick={() => rotate(key)} testId={`rotate-key-${key.key_id}`} />
+                    )}
+                    {key.state !== 'revoked' && (
+                      <RowButton label="Revoke" target={keyLabel(key)} danger onClick={() => revoke(key)} testId={`revoke-key-${key.key_id}`} />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}
+
+function ScopeList({ scopes }: { scopes: string[] }) {
+  if (scopes.includes(ALL_SCOPES)) return <span class="chip">all scopes</span>
+  return (
+    <ul class="chips" aria-label={`${scopes.length} scopes`}>
+      {scopes.map((scope) => (
+        <li class="chip" key={scope}>
+          {scope}
+        </li>
+      ))}
+    </ul>
+  )
+}
