@@ -44,12 +44,13 @@ export function endpointView(record: WebhookEndpointRecord): WebhookEndpoint {
  * Why a webhook administration call was refused:
  * - `not_found`: no endpoint (or event) with that id;
  * - `invalid_input`: a bad company id, URL, destination, event list, description or date;
+ * - `invalid_transition`: not allowed in the endpoint's state (a test event to a disabled one);
  * - `unavailable`: the plugin has no webhook store, or no `webhookOptions.secretKey`.
  */
 export class WebhookAdminError extends Error {
   constructor(
     message: string,
-    readonly reason: 'not_found' | 'invalid_input' | 'unavailable',
+    readonly reason: 'not_found' | 'invalid_input' | 'invalid_transition' | 'unavailable',
   ) {
     super(message)
     this.name = 'WebhookAdminError'
@@ -209,6 +210,8 @@ export class WebhookManager {
   async sendTest(id: string, audit?: AuditFor): Promise<{ eventId: string }> {
     const deps = this.#ready()
     const endpoint = await this.#endpoint(id)
+    // A disabled endpoint receives nothing; a test would wait, unsent, until it is enabled.
+    if (endpoint.status !== 'enabled') throw new WebhookAdminError(`Webhook endpoint ${id} is disabled; enable it to send a test event`, 'invalid_transition')
     const now = new Date(deps.clock.now())
     const eventId = newEventId()
     const payload = JSON.stringify({

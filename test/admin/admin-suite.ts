@@ -241,6 +241,19 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
         expect(actions.slice(0, 2)).toEqual(['webhook_delivery.redelivered', 'webhook_endpoint.test_sent'])
       })
 
+      it('refuses a test event to a disabled endpoint with 409, records nothing and queues nothing', async () => {
+        const mine = await createEndpoint()
+        expect((await t.admin('POST', `/webhooks/endpoints/${mine.data.id}/disable`)).statusCode).toBe(200)
+        const before = (await auditOf()).data.length
+        const refused = await t.admin('POST', `/webhooks/endpoints/${mine.data.id}/test`)
+        expect(refused.statusCode).toBe(409)
+        expect(refused.json().error).toMatchObject({ code: 'conflict', message: expect.stringContaining('disabled') })
+        expect((await t.admin('GET', `/webhooks/endpoints/${mine.data.id}/deliveries`)).json().data).toEqual([])
+        expect((await auditOf()).data.length).toBe(before)
+        expect((await t.admin('POST', `/webhooks/endpoints/${mine.data.id}/enable`)).statusCode).toBe(200)
+        expect((await t.admin('POST', `/webhooks/endpoints/${mine.data.id}/test`)).statusCode).toBe(202)
+      })
+
       it("another company's endpoint answers like an unknown one, on every route", async () => {
         const theirs = await createEndpoint('2:u9:Other')
         const unknown = 'we_aaaaaaaaaaaaaaaaaaaaaaaa'
