@@ -177,7 +177,10 @@ export function WebhooksScreen() {
                 </div>
               </dl>
               <div class="actions">
-                <RowButton label="Send test event" target={`to ${endpoint.url}`} onClick={() => sendTest(endpoint)} testId={`send-test-${endpoint.id}`} />
+                {/* A disabled endpoint receives nothing; the admin API refuses its test with 409. */}
+                {endpoint.status === 'enabled' && (
+                  <RowButton label="Send test event" target={`to ${endpoint.url}`} onClick={() => sendTest(endpoint)} testId={`send-test-${endpoint.id}`} />
+                )}
                 <RowButton label="Delivery log" target={`of ${endpoint.url}`} onClick={() => showDeliveries(endpoint.id)} testId={`deliveries-${endpoint.id}`} />
                 {endpoint.status === 'enabled' ? (
                   <RowButton label="Disable" target={endpoint.url} onClick={() => setEnabled(endpoint, false)} testId={`disable-endpoint-${endpoint.id}`} />
