@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { NotFoundError } from '../errors.js'
+import { NotFoundError, ValidationError } from '../errors.js'
+import { KeyManagementError } from '../keys/key-manager.js'
 import type { WorkforceApiDecorator } from '../plugin.js'
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type AuditFor } from '../ports/audit-store.js'
 import { PLATFORM_MODULES } from '../ports/module-registry.js'
@@ -20,6 +21,14 @@ declare module 'fastify' {
 const HOUR_MS = 60 * 60 * 1000
 const USAGE_DAYS = 7
 export const ADMIN_TAG = 'Integrations admin'
+
+const ROTATED = ' (rotated)'
+
+/** A rotated key's name: `<name> (rotated)`, without piling up suffixes over several rotations. */
+export function rotatedName(name: string | null): string {
+  const base = name ?? 'Key'
+  return base.endsWith(ROTATED) ? base : `${base.slice(0, 100 - ROTATED.length)}${ROTATED}`
+}
 
 function session(request: FastifyRequest): AdminSession {
   return request.adminSession as AdminSession
@@ -124,12 +133,16 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
     schema: { tags, summary: 'Create a key (its plaintext is in this answer only)', body: S.CreateKeyBody, response: { 201: Created } },
     handler: async (request, reply) => {
       const body = request.body as typeof S.CreateKeyBody.static
+      const expiresAt = body.expires_at === undefined || body.expires_at === null ? null : new Date(body.expires_at)
+      if (expiresAt !== null && expiresAt.getTime() <= clock.now()) {
+        throw new ValidationError([{ field: 'expires_at', message: 'must be in the future (a key made already expired could never be used)' }])
+      }
       const created = await keys.create(
         {
           companyId: session(request).companyId,
           name: body.name,
           scopes: body.scopes as never,
-          expiresAt: body.expires_at === undefined || body.expires_at === null ? null : new Date(body.expires_at),
+          expiresAt,
           rateLimit: body.rate_limit ?? null,
         },
         auditFor(request, 'key.created', { name: body.name, scopes: body.scopes, expires_at: body.expires_at ?? null, rate_limit: body.rate_limit ?? null }),
@@ -152,13 +165,20 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
   }
 
   app.post('/keys/:key_id/rotate', {
-    schema: { tags, summary: 'Create a twin of a key (same scopes, expiry and rate limit); revoke the old one once switched', params: KeyParams, body: S.Empty, response: { 201: Created } },
+    schema: { tags, summary: 'Create a twin of a key (same scopes, lifetime and rate limit); revoke the old one once switched', params: KeyParams, body: S.Empty, response: { 201: Created } },
     handler: async (request, reply) => {
       const { key_id: keyId } = request.params as { key_id: string }
       const old = await ownKey(request, keyId)
-      const name = `${old.name ?? 'Key'} (rotated)`.slice(0, 100)
+      const name = rotatedName(old.name)
+      // The twin lives as long as the old key was meant to, from now: rotating an expiring (or
+      // expired) key gives a usable one, and a key without expiry stays without.
+      const lifetime = old.expires_at === null ? null : old.expires_at.getTime() - old.created_at.getTime()
+      if (lifetime !== null && lifetime <= 0) {
+        throw new KeyManagementError(`API key ${keyId} was made already expired; its twin would be too. Create a new key instead`, 'invalid_transition')
+      }
+      const expiresAt = lifetime === null ? null : new Date(clock.now() + lifetime)
       const created = await keys.create(
-        { companyId: old.company_id, name, scopes: old.scopes as never, expiresAt: old.expires_at, rateLimit: old.rate_limit },
+        { companyId: old.company_id, name, scopes: old.scopes as never, expiresAt, rateLimit: old.rate_limit },
         auditFor(request, 'key.created', { name, scopes: old.scopes, rotated_from: keyId }),
       )
       reply.code(201)

@@ -136,6 +136,43 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
         expect((await auditOf()).data[0]).toMatchObject({ action: 'key.created', target_id: twin.data.key_id, details: { rotated_from: data.key_id } })
       })
 
+      it('rotates an expiring key into a twin with the same lifetime from now, and an expired one into a usable twin', async () => {
+        const hour = 60 * 60 * 1000
+        const expiring = await createKey({ name: 'Payroll', scopes: ['users:read'], expires_at: new Date(Date.now() + hour).toISOString() })
+        const before = Date.now()
+        const twin = (await t.admin('POST', `/keys/${expiring.data.key_id}/rotate`)).json()
+        const twinExpiry = Date.parse(twin.data.expires_at)
+        expect(twinExpiry).toBeGreaterThanOrEqual(before + hour - 5_000)
+        expect(twinExpiry).toBeLessThanOrEqual(Date.now() + hour + 5_000)
+        // Rotating the twin again does not pile up suffixes.
+        const again = (await t.admin('POST', `/keys/${twin.data.key_id}/rotate`)).json()
+        expect(again.data.name).toBe('Payroll (rotated)')
+
+        const expired = await t.app.workforceApi.keys.create({
+          companyId: 1,
+          name: 'Old',
+          scopes: ['users:read'],
+          expiresAt: new Date(Date.now() + 200),
+        })
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        expect((await t.api('GET', '/v1/users', expired.key)).statusCode).toBe(401)
+        const revived = (await t.admin('POST', `/keys/${expired.info.key_id}/rotate`)).json()
+        expect(revived.data.state).toBe('active')
+        expect((await t.api('GET', '/v1/users', revived.key)).statusCode).toBe(200)
+
+        const bornExpired = await t.app.workforceApi.keys.create({ companyId: 1, name: 'Never', scopes: ['users:read'], expiresAt: new Date(Date.now() - hour) })
+        const refused = await t.admin('POST', `/keys/${bornExpired.info.key_id}/rotate`)
+        expect(refused.statusCode).toBe(409)
+        expect(refused.json().error.code).toBe('conflict')
+      })
+
+      it('refuses a key that would be created already expired', async () => {
+        const refused = await t.admin('POST', '/keys', { name: 'Late', scopes: ['users:read'], expires_at: new Date(Date.now() - 1000).toISOString() })
+        expect(refused.statusCode).toBe(422)
+        expect(refused.json().error.details).toEqual([expect.objectContaining({ field: 'expires_at' })])
+        expect((await t.admin('GET', '/keys')).json().data.map((key: { name: string }) => key.name)).not.toContain('Late')
+      })
+
       it('refuses bad input with 422 and details, never a 500', async () => {
         const cases = [
           {},
