@@ -1,7 +1,7 @@
 import type { AuditEntry, Page } from '../api/types'
 import { ErrorNotice } from '../ui/error-notice'
-import { Heading } from '../ui/heading'
 import { usePortal } from '../ui/portal-context'
+import { ScreenHead } from '../ui/screen-head'
 import { Time } from '../ui/time'
 import { useOlderPages } from '../ui/use-older-pages'
 
@@ -32,17 +32,11 @@ export function AuditScreen() {
 
   return (
     <section aria-labelledby="audit-title">
-      <div class="screen-head">
-        <div>
-          <Heading depth={1} id="audit-title">
-            Audit trail
-          </Heading>
-          <p class="muted">Who changed this company’s keys and webhooks, newest first.</p>
-        </div>
+      <ScreenHead id="audit-title" title="Audit trail" description="Who changed this company’s keys and webhooks, newest first.">
         <button type="button" class="button button-small" onClick={pages.reload} data-testid="refresh-audit">
           Refresh
         </button>
-      </div>
+      </ScreenHead>
       {pages.items.length === 0 && !pages.loading && pages.error === undefined ? (
         <p class="empty">No changes recorded yet.</p>
       ) : (

@@ -3,9 +3,9 @@ import { useState } from 'preact/hooks'
 import type { Delivery, DeliveryStatus, Endpoint, List, Page } from '../api/types'
 import { Badge, type Tone } from '../ui/badge'
 import { ErrorNotice } from '../ui/error-notice'
-import { Heading } from '../ui/heading'
 import { usePortal } from '../ui/portal-context'
 import { RowButton } from '../ui/row-button'
+import { ScreenHead } from '../ui/screen-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useOlderPages } from '../ui/use-older-pages'
@@ -35,14 +35,7 @@ export function DeliveriesScreen({ endpointId, onEndpointChange }: DeliveriesScr
 
   return (
     <section aria-labelledby="deliveries-title">
-      <div class="screen-head">
-        <div>
-          <Heading depth={1} id="deliveries-title">
-            Delivery log
-          </Heading>
-          <p class="muted">Every event sent to an endpoint, newest first, with each attempt and the receiver’s answer.</p>
-        </div>
-      </div>
+      <ScreenHead id="deliveries-title" title="Delivery log" description="Every event sent to an endpoint, newest first, with each attempt and the receiver’s answer." />
       <ErrorNotice error={endpoints.error} />
       {list === undefined ? (
         endpoints.loading && <p class="muted">Loading endpoints…</p>

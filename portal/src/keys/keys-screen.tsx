@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks'
 import type { CreatedKey, Key, KeyState, List, ScopeGroup } from '../api/types'
 import { Badge, type Tone } from '../ui/badge'
+import { CreateButton, CreateFormSlot } from '../ui/create-flow'
 import { ErrorNotice } from '../ui/error-notice'
-import { Heading } from '../ui/heading'
 import { OneTimeSecret } from '../ui/one-time-secret'
 import { RowButton } from '../ui/row-button'
 import { usePortal } from '../ui/portal-context'
+import { ScreenHead } from '../ui/screen-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useResource } from '../ui/use-resource'
@@ -75,27 +76,18 @@ export function KeysScreen() {
 
   return (
     <section aria-labelledby="keys-title">
-      <div class="screen-head">
-        <div>
-          <Heading depth={1} id="keys-title">
-            API keys
-          </Heading>
-          <p class="muted">Keys let your other systems read and change this company’s data through the public API.</p>
-        </div>
+      <ScreenHead id="keys-title" title="API keys" description="Keys let your other systems read and change this company’s data through the public API.">
         {!creating && (
-          <button
-            type="button"
-            class="button button-primary"
+          <CreateButton
+            label="Create key"
+            testId="create-key"
             onClick={() => {
               setRevealed(null)
               setCreating(true)
             }}
-            data-testid="create-key"
-          >
-            Create key
-          </button>
+          />
         )}
-      </div>
+      </ScreenHead>
 
       {revealed !== null && (
         <OneTimeSecret
@@ -109,24 +101,21 @@ export function KeysScreen() {
         />
       )}
 
-      {creating &&
-        (scopes.data !== undefined ? (
-          <CreateKeyForm
-            groups={scopes.data.data}
-            onCreated={(created) => {
-              setCreating(false)
-              addKey(created, `Key “${keyLabel(created.data)}” created`, 'Store it in your secret manager now. If it is lost, rotate the key or create a new one.')
-              announce(`Key ${keyLabel(created.data)} created. Copy it now: it is shown only once.`)
-            }}
-            onCancel={() => setCreating(false)}
-          />
-        ) : scopes.error !== undefined ? (
-          <ErrorNotice error={scopes.error} />
-        ) : (
-          <p class="muted" role="status">
-            Loading scopes…
-          </p>
-        ))}
+      {creating && (
+        <CreateFormSlot options={scopes} loading="Loading scopes…">
+          {(groups) => (
+            <CreateKeyForm
+              groups={groups.data}
+              onCreated={(created) => {
+                setCreating(false)
+                addKey(created, `Key “${keyLabel(created.data)}” created`, 'Store it in your secret manager now. If it is lost, rotate the key or create a new one.')
+                announce(`Key ${keyLabel(created.data)} created. Copy it now: it is shown only once.`)
+              }}
+              onCancel={() => setCreating(false)}
+            />
+          )}
+        </CreateFormSlot>
+      )}
 
       <ErrorNotice error={rowAction.error} testId="keys-error" />
       <ErrorNotice error={keys.error} />

@@ -1,8 +1,8 @@
 import type { Key, List, Usage } from '../api/types'
 import { keyLabel } from '../keys/keys-screen'
 import { ErrorNotice } from '../ui/error-notice'
-import { Heading } from '../ui/heading'
 import { usePortal } from '../ui/portal-context'
+import { ScreenHead } from '../ui/screen-head'
 import { Time } from '../ui/time'
 import { useResource } from '../ui/use-resource'
 import { USAGE_DAYS, summarizeUsage, type KeyUsage } from './usage-summary'
@@ -23,12 +23,11 @@ export function UsageScreen() {
 
   return (
     <section aria-labelledby="usage-title">
-      <div class="screen-head">
-        <div>
-          <Heading depth={1} id="usage-title">
-            Usage
-          </Heading>
-          <p class="muted">
+      <ScreenHead
+        id="usage-title"
+        title="Usage"
+        description={
+          <>
             Requests per API key over the last {USAGE_DAYS} days
             {answer !== undefined && (
               <>
@@ -37,12 +36,13 @@ export function UsageScreen() {
               </>
             )}
             .
-          </p>
-        </div>
+          </>
+        }
+      >
         <button type="button" class="button button-small" onClick={usage.reload} data-testid="refresh-usage">
           Refresh
         </button>
-      </div>
+      </ScreenHead>
       <ErrorNotice error={usage.error} />
       {usage.data === undefined ? (
         usage.loading && <p class="muted">Loading usage…</p>

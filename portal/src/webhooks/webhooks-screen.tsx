@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks'
 import type { Endpoint, EndpointWithSecret, List } from '../api/types'
 import { Badge } from '../ui/badge'
+import { CreateButton, CreateFormSlot } from '../ui/create-flow'
 import { ErrorNotice } from '../ui/error-notice'
 import { Heading } from '../ui/heading'
 import { OneTimeSecret } from '../ui/one-time-secret'
 import { usePortal } from '../ui/portal-context'
 import { RowButton } from '../ui/row-button'
+import { ScreenHead } from '../ui/screen-head'
 import { Time, formatDateTime } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useResource } from '../ui/use-resource'
@@ -78,27 +80,18 @@ export function WebhooksScreen() {
 
   return (
     <section aria-labelledby="webhooks-title">
-      <div class="screen-head">
-        <div>
-          <Heading depth={1} id="webhooks-title">
-            Webhooks
-          </Heading>
-          <p class="muted">Endpoints receive a signed request whenever data in this company changes.</p>
-        </div>
+      <ScreenHead id="webhooks-title" title="Webhooks" description="Endpoints receive a signed request whenever data in this company changes.">
         {!creating && (
-          <button
-            type="button"
-            class="button button-primary"
+          <CreateButton
+            label="Add endpoint"
+            testId="create-endpoint"
             onClick={() => {
               setRevealed(null)
               setCreating(true)
             }}
-            data-testid="create-endpoint"
-          >
-            Add endpoint
-          </button>
+          />
         )}
-      </div>
+      </ScreenHead>
 
       {revealed !== null && (
         <OneTimeSecret
@@ -112,23 +105,22 @@ export function WebhooksScreen() {
         />
       )}
 
-      {creating &&
-        (eventTypes.data !== undefined ? (
-          <CreateEndpointForm
-            eventTypes={eventTypes.data.data}
-            onCreated={(created) => {
-              setCreating(false)
-              endpoints.update((list) => ({ data: [...list.data, created.data] }))
-              setRevealed({ title: 'Endpoint added: copy its signing secret', secret: created.secret, hint: SECRET_HINT })
-              announce(`Endpoint ${created.data.url} added. Copy its signing secret now: it is shown only once.`)
-            }}
-            onCancel={() => setCreating(false)}
-          />
-        ) : eventTypes.error !== undefined ? (
-          <ErrorNotice error={eventTypes.error} />
-        ) : (
-          <p class="muted">Loading event types…</p>
-        ))}
+      {creating && (
+        <CreateFormSlot options={eventTypes} loading="Loading event types…">
+          {(types) => (
+            <CreateEndpointForm
+              eventTypes={types.data}
+              onCreated={(created) => {
+                setCreating(false)
+                endpoints.update((list) => ({ data: [...list.data, created.data] }))
+                setRevealed({ title: 'Endpoint added: copy its signing secret', secret: created.secret, hint: SECRET_HINT })
+                announce(`Endpoint ${created.data.url} added. Copy its signing secret now: it is shown only once.`)
+              }}
+              onCancel={() => setCreating(false)}
+            />
+          )}
+        </CreateFormSlot>
+      )}
 
       <ErrorNotice error={rowAction.error} testId="webhooks-error" />
       <ErrorNotice error={endpoints.error} />

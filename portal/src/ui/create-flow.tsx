@@ -1,0 +1,37 @@
+import type { ComponentChildren } from 'preact'
+import { ErrorNotice } from './error-notice'
+import type { Resource } from './use-resource'
+
+interface CreateButtonProps {
+  label: string
+  testId: string
+  onClick: () => void
+}
+
+/** A screen's primary "create" action. */
+export function CreateButton({ label, testId, onClick }: CreateButtonProps) {
+  return (
+    <button type="button" class="button button-primary" onClick={onClick} data-testid={testId}>
+      {label}
+    </button>
+  )
+}
+
+interface CreateFormSlotProps<T> {
+  /** What the form needs first (scopes, event types). */
+  options: Resource<T | undefined>
+  /** The line shown (and announced) while they load. */
+  loading: string
+  children: (options: T) => ComponentChildren
+}
+
+/** A create form once its options have loaded; their error, or an announced loading line, until then. */
+export function CreateFormSlot<T>({ options, loading, children }: CreateFormSlotProps<T>) {
+  if (options.data !== undefined) return <>{children(options.data)}</>
+  if (options.error !== undefined) return <ErrorNotice error={options.error} />
+  return (
+    <p class="muted" role="status">
+      {loading}
+    </p>
+  )
+}
