@@ -5,4 +5,5 @@ import { defineAdminApiSuite } from './admin-suite.js'
 describePostgres('the admin API on Postgres', () => {
   const database = useTestDatabase()
   defineAdminApiSuite(postgresFactory(() => database.current.url))
+  defineAdminApiSuite(postgresFactory(() => database.current.url), 'http')
 })

@@ -10,3 +10,5 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 defineAdminApiSuite(memoryFactory())
 defineAdminApiSuite(sqliteFactory(() => dir))
+defineAdminApiSuite(memoryFactory(), 'http')
+defineAdminApiSuite(sqliteFactory(() => dir), 'http')

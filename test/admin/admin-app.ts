@@ -67,20 +67,49 @@ export const testAuthorize: WorkforceAdminOptions['authorize'] = (request) => {
   return { companyId: Number(company), actor: { id: id as string, name: name as string } }
 }
 
+/** How the suite reaches the app: `app.inject`, or real HTTP on a loopback port. */
+export type AdminTransport = 'inject' | 'http'
+
+/** The part of a response the tests read, the same over either transport. */
+export type AdminResponse = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'body' | 'json'>
+
+export interface AdminRequest {
+  method: string
+  url: string
+  headers?: Record<string, string>
+  payload?: string
+}
+
 export interface AdminTestApp {
   app: FastifyInstance
   adapter: ReferenceAdapterPorts
   audited: AuditEntry[]
+  /** Any request, over the app's transport. */
+  send(request: AdminRequest): Promise<AdminResponse>
   /** An admin request as `session` (default company 1, user u1); mutations carry the CSRF header and JSON. */
-  admin(method: string, path: string, body?: unknown, options?: { session?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>
+  admin(method: string, path: string, body?: unknown, options?: { session?: string | null; headers?: Record<string, string> }): Promise<AdminResponse>
   /** A public API request with an API key. */
-  api(method: string, path: string, key: string, body?: unknown): Promise<LightMyRequestResponse>
+  api(method: string, path: string, key: string, body?: unknown): Promise<AdminResponse>
   close(): Promise<void>
+}
+
+async function overHttp(origin: string, request: AdminRequest): Promise<AdminResponse> {
+  const response = await fetch(`${origin}${request.url}`, {
+    method: request.method,
+    headers: request.headers ?? {},
+    ...(request.payload === undefined ? {} : { body: request.payload }),
+  })
+  const body = await response.text()
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    headers[name] = value
+  })
+  return { statusCode: response.status, headers, body, json: () => JSON.parse(body) }
 }
 
 export async function buildAdminApp(
   adapter: ReferenceAdapterPorts,
-  options: { api?: Partial<WorkforceApiOptions>; admin?: Partial<WorkforceAdminOptions> } = {},
+  options: { api?: Partial<WorkforceApiOptions>; admin?: Partial<WorkforceAdminOptions>; transport?: AdminTransport } = {},
 ): Promise<AdminTestApp> {
   const app = Fastify()
   const audited: AuditEntry[] = []
@@ -92,15 +121,23 @@ export async function buildAdminApp(
     ...options.api,
   })
   await app.register(workforceAdmin, { prefix: ADMIN, authorize: testAuthorize, onAudit: (entry) => void audited.push(entry), ...options.admin })
-  await app.ready()
+  let send: (request: AdminRequest) => Promise<AdminResponse>
+  if (options.transport === 'http') {
+    const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+    send = (request) => overHttp(origin, request)
+  } else {
+    await app.ready()
+    send = (request) => app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers ?? {}, ...(request.payload === undefined ? {} : { payload: request.payload }) })
+  }
   return {
     app,
     adapter,
     audited,
+    send,
     admin(method, path, body, { session = '1:u1:Ada Admin', headers = {} } = {}) {
       const mutating = method !== 'GET'
-      return app.inject({
-        method: method as 'GET',
+      return send({
+        method,
         url: `${ADMIN}${path}`,
         headers: {
           ...(session === null ? {} : { 'x-test-session': session }),
@@ -111,11 +148,11 @@ export async function buildAdminApp(
       })
     },
     api(method, path, key, body) {
-      return app.inject({
-        method: method as 'GET',
+      return send({
+        method,
         url: `${API}${path}`,
-        headers: { authorization: `Bearer ${key}` },
-        ...(body === undefined ? {} : { payload: body as object }),
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
       })
     },
     close: () => app.close(),

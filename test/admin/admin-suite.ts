@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
-import { buildAdminApp, type AdminAdapterFactory, type AdminTestApp } from './admin-app.js'
+import { buildAdminApp, type AdminAdapterFactory, type AdminTestApp, type AdminTransport } from './admin-app.js'
 
 const KEY_ID = /^[0-9a-f]{16}$/
 const ENDPOINT_ID = /^we_[a-z2-7]{24}$/
@@ -8,18 +8,19 @@ const ENDPOINT_ID = /^we_[a-z2-7]{24}$/
 const HOOK_URL = 'https://93.184.215.14/hooks'
 
 /**
- * The admin API through `app.inject` over one adapter: sessions, cross-site refusal, keys,
- * webhook endpoints and deliveries, tenant isolation, idempotent retries and the audit trail.
+ * The admin API over one adapter, through `app.inject` or real HTTP on a loopback port:
+ * sessions, cross-site refusal, keys, webhook endpoints and deliveries, tenant isolation,
+ * idempotent retries and the audit trail.
  */
-export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
-  describe(`workforceAdmin over ${factory.name}`, () => {
+export function defineAdminApiSuite(factory: AdminAdapterFactory, transport: AdminTransport = 'inject'): void {
+  describe(`workforceAdmin over ${factory.name} (${transport === 'http' ? 'real HTTP' : 'app.inject'})`, () => {
     let opened: Awaited<ReturnType<AdminAdapterFactory['open']>>
     let t: AdminTestApp
     let extra: Array<{ close(): Promise<void> }> = []
 
     beforeEach(async () => {
       opened = await factory.open()
-      t = await buildAdminApp(opened.adapter)
+      t = await buildAdminApp(opened.adapter, { transport })
     })
     afterEach(async () => {
       for (const closable of extra) await closable.close()
@@ -57,7 +58,7 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
       })
 
       it("the admin session never works on the public API", async () => {
-        const res = await t.app.inject({ method: 'GET', url: '/api/public/v1/users', headers: { 'x-test-session': '1:u1:Ada Admin' } })
+        const res = await t.send({ method: 'GET', url: '/api/public/v1/users', headers: { 'x-test-session': '1:u1:Ada Admin' } })
         expect(res.statusCode).toBe(401)
       })
 
@@ -69,14 +70,14 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
 
     describe('cross-site requests', () => {
       it('refuses a mutation without the JSON content type or without X-Requested-With, and changes nothing', async () => {
-        const plain = await t.app.inject({
+        const plain = await t.send({
           method: 'POST',
           url: '/settings/integrations/api/keys',
           headers: { 'x-test-session': '1:u1:Ada', 'content-type': 'text/plain', 'x-requested-with': 'workforce-admin' },
           payload: JSON.stringify({ name: 'x', scopes: ['all'] }),
         })
         expect(plain.statusCode).toBe(403)
-        const form = await t.app.inject({
+        const form = await t.send({
           method: 'POST',
           url: '/settings/integrations/api/keys',
           headers: { 'x-test-session': '1:u1:Ada', 'content-type': 'application/json' },
@@ -90,7 +91,7 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
 
       it("uses the host's own check when given", async () => {
         await t.close()
-        t = await buildAdminApp(opened.adapter, { admin: { csrf: (request) => request.headers['x-csrf-token'] === 'good' } })
+        t = await buildAdminApp(opened.adapter, { transport, admin: { csrf: (request) => request.headers['x-csrf-token'] === 'good' } })
         const bad = await t.admin('POST', '/keys', { name: 'x', scopes: ['all'] }, { headers: { 'x-csrf-token': 'bad' } })
         expect(bad.statusCode).toBe(403)
         const good = await t.admin('POST', '/keys', { name: 'x', scopes: ['all'] }, { headers: { 'x-csrf-token': 'good', 'x-requested-with': 'anything' } })
@@ -366,7 +367,7 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
       it('counts requests per key per hour across two instances, with 4xx and the last 429', async () => {
         const { key, data } = await createKey({ name: 'CRM', scopes: ['users:read'], rate_limit: 3 })
         const second = await opened.second()
-        const other = await buildAdminApp(second, { api: { rateLimit: { max: 100, timeWindow: 60_000 } } })
+        const other = await buildAdminApp(second, { transport, api: { rateLimit: { max: 100, timeWindow: 60_000 } } })
         extra.push(other, second)
         for (let i = 0; i < 2; i += 1) expect((await t.api('GET', '/v1/users', key)).statusCode).toBe(200)
         expect((await t.api('GET', '/v1/projects', key)).statusCode).toBe(403)
@@ -376,7 +377,7 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory): void {
         // Each instance adds its counts when it closes (and every few seconds meanwhile).
         await other.close()
         await t.close()
-        t = await buildAdminApp(opened.adapter)
+        t = await buildAdminApp(opened.adapter, { transport })
         const usage = (await t.admin('GET', '/usage')).json()
         expect(usage.recorded).toBe(true)
         expect(usage.data).toEqual([
