@@ -6,6 +6,7 @@ import { idempotencySlot } from '../corridor/idempotency-fingerprint.js'
 import type { Clock } from '../ports/clock.js'
 import type { IdempotencyStore } from '../ports/idempotency-store.js'
 import type { AdminSession, WorkforceAdminOptions } from './options.js'
+import { ReplaySeal } from './replay-seal.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,17 +58,26 @@ export function refuseCrossSite(csrf: WorkforceAdminOptions['csrf']) {
  * company, the host's user and the key, so two users (or companies) never share one. The
  * response is recorded after the change commits (the key and webhook stores do not share the
  * store's transaction): a process that dies in between lets a retry run the change again.
+ * The stored answer is sealed under the Idempotency-Key: it may hold a secret shown once.
  */
 export function adminIdempotency(store: IdempotencyStore, clock: Clock) {
   const settings = { store, clock, leaseMs: IDEMPOTENCY_LEASE_MS, retentionMs: IDEMPOTENCY_RETENTION_MS }
+  const seals = new WeakMap<FastifyRequest, ReplaySeal>()
   const claim = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
     if (header === undefined || !MUTATING.has(request.method)) return
     const session = request.adminSession as AdminSession
-    const slot = idempotencySlot(`workforce-admin\n${session.companyId}\n${session.actor.id}`, checkedKey(header))
-    return claimSlot(settings, request, reply, slot, session.companyId)
+    const key = checkedKey(header)
+    const slot = idempotencySlot(`workforce-admin\n${session.companyId}\n${session.actor.id}`, key)
+    // Answers hold secrets shown once: stored sealed under the Idempotency-Key (replay-seal.ts).
+    const seal = new ReplaySeal(key, slot)
+    seals.set(request, seal)
+    return claimSlot(settings, request, reply, slot, session.companyId, (stored) => seal.open(stored))
   }
-  const record = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => recordResponse(settings, request, reply, payload)
+  const record = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const seal = seals.get(request)
+    return seal === undefined ? payload : recordResponse(settings, request, reply, payload, (body) => seal.seal(body))
+  }
   const stop = async (request: FastifyRequest) => {
     request.idempotency?.stopHeartbeat()
   }

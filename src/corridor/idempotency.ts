@@ -160,6 +160,8 @@ export async function claimSlot(
   reply: FastifyReply,
   slot: string,
   companyId: number,
+  /** Turns a stored body back into the one to send (the admin API stores its answers sealed). */
+  openBody: (stored: string) => string = (stored) => stored,
 ): Promise<FastifyReply | undefined> {
   const { store, clock } = settings
   const now = clock.now()
@@ -185,7 +187,7 @@ export async function claimSlot(
       return undefined
     }
     case 'replay':
-      return replay(reply, result.response)
+      return replay(reply, { ...result.response, body: openBody(result.response.body) })
     case 'in_flight':
       reply.header('retry-after', '1')
       throw new ConflictError('A request with this Idempotency-Key is still in flight; retry shortly')
@@ -200,6 +202,8 @@ export async function recordResponse(
   request: FastifyRequest,
   reply: FastifyReply,
   payload: unknown,
+  /** Turns the body into the one to store (the admin API seals its answers). */
+  storeBody: (body: string) => string = (body) => body,
 ): Promise<unknown> {
   const attempt = request.idempotency
   if (attempt === null || !attempt.settle()) return payload
@@ -208,7 +212,8 @@ export async function recordResponse(
     if (status >= 500 || NOT_RECORDED.has(status)) {
       await settings.store.release(attempt.slot, attempt.token)
     } else {
-      await settings.store.complete(attempt.slot, attempt.token, storedResponse(reply, payload), new Date(settings.clock.now()))
+      const response = storedResponse(reply, payload)
+      await settings.store.complete(attempt.slot, attempt.token, { ...response, body: storeBody(response.body) }, new Date(settings.clock.now()))
     }
   } catch (error) {
     // The response itself is fine; the slot's lease will run out and a retry executes.

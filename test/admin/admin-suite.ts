@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
+import { idempotencySlot, requestFingerprint } from '../../src/corridor/idempotency-fingerprint.js'
 import { buildAdminApp, type AdminAdapterFactory, type AdminTestApp, type AdminTransport } from './admin-app.js'
 
 const KEY_ID = /^[0-9a-f]{16}$/
@@ -218,6 +219,21 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory, transport: Adm
         expect(second.json()).toEqual(first.json())
         expect((await t.admin('GET', '/keys')).json().data).toHaveLength(1)
         expect((await auditOf()).data).toHaveLength(1)
+        // What the store keeps for the replay is sealed: neither the plaintext nor the answer.
+        const now = new Date()
+        const stored = await t.adapter.idempotency.begin({
+          slot: idempotencySlot('workforce-admin\n1\nu1', 'create-crm-1'),
+          fingerprint: requestFingerprint('POST', '/settings/integrations/api/keys', { name: 'CRM', scopes: ['all'] }),
+          companyId: 1,
+          token: 'inspect',
+          now,
+          leaseUntil: new Date(now.getTime() + 60_000),
+          expiredBefore: new Date(now.getTime() - 86_400_000),
+        })
+        expect(stored.state).toBe('replay')
+        const storedBody = (stored as { response: { body: string } }).response.body
+        expect(storedBody).not.toContain(first.json().key)
+        expect(storedBody).not.toContain(first.json().data.key_id)
         const other = await t.admin('POST', '/keys', { name: 'Other', scopes: ['all'] }, { headers })
         expect(other.statusCode).toBe(422)
         // Another user's same key is their own slot.
