@@ -2,6 +2,7 @@ import type { AuditEntry, Page } from '../api/types'
 import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { ScreenHead } from '../ui/screen-head'
+import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useOlderPages } from '../ui/use-older-pages'
 
@@ -42,16 +43,7 @@ export function AuditScreen() {
       ) : (
         <div class="table-wrap">
           <table class="table" aria-labelledby="audit-title" aria-busy={pages.loading}>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">IP address</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
+            <TableHead columns={['When', 'Who', 'Action', 'Target', 'IP address', 'Details']} />
             <tbody>
               {pages.items.map((entry) => (
                 <tr key={entry.id} data-testid="audit-row">

@@ -6,6 +6,7 @@ import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { RowButton } from '../ui/row-button'
 import { ScreenHead } from '../ui/screen-head'
+import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useOlderPages } from '../ui/use-older-pages'
@@ -135,19 +136,7 @@ function DeliveryTable({ endpoint, status, eventType }: DeliveryTableProps) {
       ) : (
         <div class="table-wrap">
           <table class="table" aria-labelledby="deliveries-title" aria-busy={pages.loading}>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last response</th>
-                <th scope="col">Created</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Event', 'Status', 'Attempts', 'Last response', 'Created', 'Next attempt']} actions />
             <tbody>
               {pages.items.map((delivery) => {
                 const last = delivery.attempts_made[delivery.attempts_made.length - 1]

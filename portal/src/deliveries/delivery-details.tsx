@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { Delivery } from '../api/types'
 import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
+import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 
@@ -31,15 +32,7 @@ export function DeliveryDetails({ endpointId, delivery }: DeliveryDetailsProps) 
       ) : (
         <table class="table table-inner">
           <caption class="caption">Attempts</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Time</th>
-              <th scope="col">Response</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'Time', 'Response', 'Duration', 'Result']} />
           <tbody>
             {delivery.attempts_made.map((attempt) => (
               <tr key={attempt.number}>

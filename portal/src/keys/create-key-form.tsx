@@ -1,9 +1,10 @@
 import { useRef, useState } from 'preact/hooks'
 import type { CreatedKey, ScopeGroup } from '../api/types'
 import { Heading } from '../ui/heading'
-import { ErrorNotice, FieldError, problemsByField } from '../ui/error-notice'
+import { ErrorNotice, FieldError } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { useAction } from '../ui/use-action'
+import { useFieldProblems } from '../ui/use-field-problems'
 import { ScopePicker } from './scope-picker'
 
 /** The form's fields, as the API names them, with the labels its messages go after. */
@@ -32,12 +33,8 @@ export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProp
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
   const [expires, setExpires] = useState('')
-  const [local, setLocal] = useState<Partial<Record<Field, string>>>({})
   const form = useRef<HTMLFormElement>(null)
-
-  const { byField } = problemsByField(action.error, FIELDS)
-  const problem = (field: Field) => local[field] ?? byField.get(field)
-  const errorId = (field: Field) => (problem(field) === undefined ? undefined : `key-${field}-error`)
+  const { problem, errorId, describedBy, accept } = useFieldProblems<Field>(action.error, FIELDS, 'key')
 
   async function submit(event: Event) {
     event.preventDefault()
@@ -46,8 +43,7 @@ export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProp
       ...(name.trim() === '' ? { name: 'Give the key a name, e.g. the app or person that uses it.' } : {}),
       ...(scopes.length === 0 ? { scopes: 'Choose at least one scope, or all scopes.' } : {}),
     }
-    setLocal(found)
-    if (Object.keys(found).length > 0) {
+    if (!accept(found)) {
       action.clear()
       form.current?.querySelector<HTMLElement>(found.name === undefined ? '[data-testid="scope-all"]' : '#key-name')?.focus()
       return
@@ -74,7 +70,7 @@ export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProp
           value={name}
           onInput={(event) => setName(event.currentTarget.value)}
           aria-invalid={problem('name') !== undefined}
-          aria-describedby={['key-name-hint', errorId('name')].filter(Boolean).join(' ')}
+          aria-describedby={describedBy('key-name-hint', 'name')}
           autocomplete="off"
           data-testid="key-name"
         />
@@ -97,7 +93,7 @@ export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProp
           value={expires}
           onInput={(event) => setExpires(event.currentTarget.value)}
           aria-invalid={problem('expires_at') !== undefined}
-          aria-describedby={['key-expiry-hint', errorId('expires_at')].filter(Boolean).join(' ')}
+          aria-describedby={describedBy('key-expiry-hint', 'expires_at')}
           data-testid="key-expiry"
         />
         <p class="hint" id="key-expiry-hint">

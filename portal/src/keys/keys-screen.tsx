@@ -1,12 +1,12 @@
-import { useState } from 'preact/hooks'
 import type { CreatedKey, Key, KeyState, List, ScopeGroup } from '../api/types'
 import { Badge, type Tone } from '../ui/badge'
-import { CreateButton, CreateFormSlot } from '../ui/create-flow'
+import { CreateButton, CreateFormSlot, useCreateFlow } from '../ui/create-flow'
 import { ErrorNotice } from '../ui/error-notice'
 import { OneTimeSecret } from '../ui/one-time-secret'
 import { RowButton } from '../ui/row-button'
 import { usePortal } from '../ui/portal-context'
 import { ScreenHead } from '../ui/screen-head'
+import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useResource } from '../ui/use-resource'
@@ -20,18 +20,12 @@ export function keyLabel(key: Pick<Key, 'key_id' | 'name'>): string {
   return key.name ?? `Key ${key.key_id}`
 }
 
-interface Revealed {
-  title: string
-  key: string
-  hint: string
-}
-
 export function KeysScreen() {
   const { client, announce, confirm } = usePortal()
   const keys = useResource(() => client.get<List<Key>>('/keys'), [client])
-  const [creating, setCreating] = useState(false)
+  const flow = useCreateFlow()
+  const { creating, revealed } = flow
   const scopes = useResource(() => (creating ? client.get<List<ScopeGroup>>('/scopes') : Promise.resolve(undefined)), [client, creating])
-  const [revealed, setRevealed] = useState<Revealed | null>(null)
   const rowAction = useAction()
 
   function replaceKey(next: Key) {
@@ -40,7 +34,7 @@ export function KeysScreen() {
 
   function addKey(created: CreatedKey, title: string, hint: string) {
     keys.update((list) => ({ data: [...list.data, created.data] }))
-    setRevealed({ title, key: created.key, hint })
+    flow.reveal({ title, value: created.key, hint })
   }
 
   async function setEnabled(key: Key, enable: boolean) {
@@ -81,10 +75,7 @@ export function KeysScreen() {
           <CreateButton
             label="Create key"
             testId="create-key"
-            onClick={() => {
-              setRevealed(null)
-              setCreating(true)
-            }}
+            onClick={flow.start}
           />
         )}
       </ScreenHead>
@@ -93,11 +84,11 @@ export function KeysScreen() {
         <OneTimeSecret
           title={revealed.title}
           label="API key"
-          value={revealed.key}
+          value={revealed.value}
           hint={revealed.hint}
           valueTestId="new-key-plaintext"
           copyTestId="copy-key"
-          onDone={() => setRevealed(null)}
+          onDone={flow.dismiss}
         />
       )}
 
@@ -107,11 +98,11 @@ export function KeysScreen() {
             <CreateKeyForm
               groups={groups.data}
               onCreated={(created) => {
-                setCreating(false)
+                flow.close()
                 addKey(created, `Key “${keyLabel(created.data)}” created`, 'Store it in your secret manager now. If it is lost, rotate the key or create a new one.')
                 announce(`Key ${keyLabel(created.data)} created. Copy it now: it is shown only once.`)
               }}
-              onCancel={() => setCreating(false)}
+              onCancel={flow.close}
             />
           )}
         </CreateFormSlot>
@@ -126,19 +117,7 @@ export function KeysScreen() {
       ) : (
         <div class="table-wrap">
           <table class="table" aria-labelledby="keys-title" aria-busy={keys.loading}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">State</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'Scopes', 'State', 'Expires', 'Created', 'Last used']} actions />
             <tbody>
               {keys.data.data.map((key) => (
                 <tr key={key.key_id} data-testid={`key-row-${key.key_id}`}>

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact'
+import { useState } from 'preact/hooks'
 import { ErrorNotice } from './error-notice'
 import type { Resource } from './use-resource'
 
@@ -34,4 +35,29 @@ export function CreateFormSlot<T>({ options, loading, children }: CreateFormSlot
       {loading}
     </p>
   )
+}
+
+/** A secret shown once (a key's plaintext, a signing secret), with what to say about it. */
+export interface Revealed {
+  title: string
+  value: string
+  hint: string
+}
+
+/** A screen's create form and the secret it (or a rotation) shows once. */
+export function useCreateFlow() {
+  const [creating, setCreating] = useState(false)
+  const [revealed, setRevealed] = useState<Revealed | null>(null)
+  return {
+    creating,
+    revealed,
+    /** Opens the form; a secret still shown is put away first. */
+    start: () => {
+      setRevealed(null)
+      setCreating(true)
+    },
+    close: () => setCreating(false),
+    reveal: (shown: Revealed) => setRevealed(shown),
+    dismiss: () => setRevealed(null),
+  }
 }

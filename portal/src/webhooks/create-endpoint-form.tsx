@@ -1,9 +1,10 @@
 import { useRef, useState } from 'preact/hooks'
 import type { EndpointWithSecret } from '../api/types'
-import { ErrorNotice, FieldError, problemsByField } from '../ui/error-notice'
+import { ErrorNotice, FieldError } from '../ui/error-notice'
 import { Heading } from '../ui/heading'
 import { usePortal } from '../ui/portal-context'
 import { useAction } from '../ui/use-action'
+import { useFieldProblems } from '../ui/use-field-problems'
 import { EventPicker } from './event-picker'
 
 /** The form's fields, as the API names them, with the labels its messages go after. */
@@ -22,13 +23,8 @@ export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEn
   const [url, setUrl] = useState('')
   const [description, setDescription] = useState('')
   const [events, setEvents] = useState<string[]>([])
-  const [local, setLocal] = useState<Partial<Record<Field, string>>>({})
   const form = useRef<HTMLFormElement>(null)
-
-  const { byField } = problemsByField(action.error, FIELDS)
-  const problem = (field: Field) => local[field] ?? byField.get(field)
-  const errorId = (field: Field) => (problem(field) === undefined ? undefined : `endpoint-${field}-error`)
-  const describedBy = (hint: string, field: Field) => [hint, errorId(field)].filter(Boolean).join(' ')
+  const { problem, errorId, describedBy, accept } = useFieldProblems<Field>(action.error, FIELDS, 'endpoint')
 
   async function submit(event: Event) {
     event.preventDefault()
@@ -36,8 +32,7 @@ export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEn
     const found: Partial<Record<Field, string>> = {}
     if (!/^https?:\/\/\S+$/i.test(url.trim())) found.url = 'Enter the full address, starting with https://'
     if (events.length === 0) found.events = 'Choose at least one event type, or all events.'
-    setLocal(found)
-    if (Object.keys(found).length > 0) {
+    if (!accept(found)) {
       action.clear()
       form.current?.querySelector<HTMLElement>(found.url === undefined ? '[data-testid="event-all"]' : '#endpoint-url')?.focus()
       return

@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks'
 import type { Endpoint, EndpointWithSecret, List } from '../api/types'
 import { Badge } from '../ui/badge'
-import { CreateButton, CreateFormSlot } from '../ui/create-flow'
+import { CreateButton, CreateFormSlot, useCreateFlow } from '../ui/create-flow'
 import { ErrorNotice } from '../ui/error-notice'
 import { Heading } from '../ui/heading'
 import { OneTimeSecret } from '../ui/one-time-secret'
@@ -16,18 +15,12 @@ import { ALL_EVENTS } from './event-picker'
 
 const SECRET_HINT = 'Your receiver needs it to check the webhook-signature header of each request. Store it with the receiver’s configuration now.'
 
-interface Revealed {
-  title: string
-  secret: string
-  hint: string
-}
-
 export function WebhooksScreen() {
   const { client, announce, confirm, showDeliveries } = usePortal()
   const endpoints = useResource(() => client.get<List<Endpoint>>('/webhooks/endpoints'), [client])
-  const [creating, setCreating] = useState(false)
+  const flow = useCreateFlow()
+  const { creating, revealed } = flow
   const eventTypes = useResource(() => (creating ? client.get<List<string>>('/webhooks/event-types') : Promise.resolve(undefined)), [client, creating])
-  const [revealed, setRevealed] = useState<Revealed | null>(null)
   const rowAction = useAction()
 
   function replaceEndpoint(next: Endpoint) {
@@ -59,7 +52,7 @@ export function WebhooksScreen() {
     const answer = await rowAction.run(() => client.send<EndpointWithSecret>('POST', `/webhooks/endpoints/${endpoint.id}/rotate-secret`))
     if (answer === undefined) return
     replaceEndpoint(answer.data)
-    setRevealed({ title: 'New signing secret', secret: answer.secret, hint: `The old secret keeps signing for 24 hours. ${SECRET_HINT}` })
+    flow.reveal({ title: 'New signing secret', value: answer.secret, hint: `The old secret keeps signing for 24 hours. ${SECRET_HINT}` })
     announce('Secret rotated. Copy the new secret now.')
   }
 
@@ -85,10 +78,7 @@ export function WebhooksScreen() {
           <CreateButton
             label="Add endpoint"
             testId="create-endpoint"
-            onClick={() => {
-              setRevealed(null)
-              setCreating(true)
-            }}
+            onClick={flow.start}
           />
         )}
       </ScreenHead>
@@ -97,11 +87,11 @@ export function WebhooksScreen() {
         <OneTimeSecret
           title={revealed.title}
           label="Signing secret"
-          value={revealed.secret}
+          value={revealed.value}
           hint={revealed.hint}
           valueTestId="endpoint-secret"
           copyTestId="copy-secret"
-          onDone={() => setRevealed(null)}
+          onDone={flow.dismiss}
         />
       )}
 
@@ -111,12 +101,12 @@ export function WebhooksScreen() {
             <CreateEndpointForm
               eventTypes={types.data}
               onCreated={(created) => {
-                setCreating(false)
+                flow.close()
                 endpoints.update((list) => ({ data: [...list.data, created.data] }))
-                setRevealed({ title: 'Endpoint added: copy its signing secret', secret: created.secret, hint: SECRET_HINT })
+                flow.reveal({ title: 'Endpoint added: copy its signing secret', value: created.secret, hint: SECRET_HINT })
                 announce(`Endpoint ${created.data.url} added. Copy its signing secret now: it is shown only once.`)
               }}
-              onCancel={() => setCreating(false)}
+              onCancel={flow.close}
             />
           )}
         </CreateFormSlot>
