@@ -30,6 +30,11 @@ export function rotatedName(name: string | null): string {
   return base.endsWith(ROTATED) ? base : `${base.slice(0, 100 - ROTATED.length)}${ROTATED}`
 }
 
+/** A record as the admin API shows it: the company is the session's, never repeated. */
+function withoutCompany<T extends { company_id: number }>({ company_id: _company, ...view }: T): Omit<T, 'company_id'> {
+  return view
+}
+
 function session(request: FastifyRequest): AdminSession {
   return request.adminSession as AdminSession
 }
@@ -46,10 +51,12 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
     (request: FastifyRequest, action: AuditAction, details: Record<string, unknown> = {}): AuditFor =>
     (targetId) => {
       const { companyId, actor } = session(request)
+      // One instant for both: the id's time order is the entry's.
+      const now = clock.now()
       const entry: AuditEntry = {
-        id: auditId(clock.now()),
+        id: auditId(now),
         company_id: companyId,
-        at: new Date(clock.now()),
+        at: new Date(now),
         actor_id: actor.id,
         actor_name: actor.name,
         ip: request.ip ?? null,
@@ -74,14 +81,6 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
     })
     if (endpoint === null || endpoint.company_id !== session(request).companyId) throw new NotFoundError(`No webhook endpoint with id ${id}`)
     return endpoint
-  }
-  const keyView = (info: Awaited<ReturnType<typeof keys.list>>[number]) => {
-    const { company_id: _company, ...view } = info
-    return view
-  }
-  const endpointView = (endpoint: Awaited<ReturnType<typeof webhooks.get>>) => {
-    const { company_id: _company, ...view } = endpoint
-    return view
   }
 
   const KeyParams = Type.Object({ key_id: S.KeyId }, { additionalProperties: false })
@@ -125,7 +124,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
   // Keys
   app.get('/keys', {
     schema: { tags, summary: "The company's API keys", response: { 200: S.data(Type.Array(S.Key)) } },
-    handler: async (request) => ({ data: (await keys.list({ companyId: session(request).companyId })).map(keyView) }),
+    handler: async (request) => ({ data: (await keys.list({ companyId: session(request).companyId })).map(withoutCompany) }),
   })
 
   const Created = Type.Object({ key: Type.String(), data: S.Key }, { additionalProperties: false })
@@ -148,7 +147,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
         auditFor(request, 'key.created', { name: body.name, scopes: body.scopes, expires_at: body.expires_at ?? null, rate_limit: body.rate_limit ?? null }),
       )
       reply.code(201)
-      return { key: created.key, data: keyView(created.info) }
+      return { key: created.key, data: withoutCompany(created.info) }
     },
   })
 
@@ -159,7 +158,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
         const { key_id: keyId } = request.params as { key_id: string }
         await ownKey(request, keyId)
         const auditAction = `key.${action}d` as AuditAction
-        return { data: keyView(await keys[action](keyId, auditFor(request, auditAction))) }
+        return { data: withoutCompany(await keys[action](keyId, auditFor(request, auditAction))) }
       },
     })
   }
@@ -182,7 +181,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
         auditFor(request, 'key.created', { name, scopes: old.scopes, rotated_from: keyId }),
       )
       reply.code(201)
-      return { key: created.key, data: keyView(created.info) }
+      return { key: created.key, data: withoutCompany(created.info) }
     },
   })
 
@@ -194,7 +193,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
 
   app.get('/webhooks/endpoints', {
     schema: { tags, summary: "The company's webhook endpoints", response: { 200: S.data(Type.Array(S.Endpoint)) } },
-    handler: async (request) => ({ data: (await webhooks.list(session(request).companyId)).map(endpointView) }),
+    handler: async (request) => ({ data: (await webhooks.list(session(request).companyId)).map(withoutCompany) }),
   })
 
   const WithSecret = Type.Object({ secret: Type.String(), data: S.Endpoint }, { additionalProperties: false })
@@ -207,13 +206,13 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
         auditFor(request, 'webhook_endpoint.created', { url: body.url, events: body.events }),
       )
       reply.code(201)
-      return { secret: created.secret, data: endpointView(created.endpoint) }
+      return { secret: created.secret, data: withoutCompany(created.endpoint) }
     },
   })
 
   app.get('/webhooks/endpoints/:id', {
     schema: { tags, summary: 'One endpoint', params: EndpointParams, response: { 200: S.data(S.Endpoint) } },
-    handler: async (request) => ({ data: endpointView(await ownEndpoint(request, (request.params as { id: string }).id)) }),
+    handler: async (request) => ({ data: withoutCompany(await ownEndpoint(request, (request.params as { id: string }).id)) }),
   })
 
   app.patch('/webhooks/endpoints/:id', {
@@ -222,7 +221,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
       const { id } = request.params as { id: string }
       await ownEndpoint(request, id)
       const body = request.body as typeof S.UpdateEndpointBody.static
-      return { data: endpointView(await webhooks.update(id, body, auditFor(request, 'webhook_endpoint.updated', { ...body }))) }
+      return { data: withoutCompany(await webhooks.update(id, body, auditFor(request, 'webhook_endpoint.updated', { ...body }))) }
     },
   })
 
@@ -232,7 +231,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
       handler: async (request) => {
         const { id } = request.params as { id: string }
         await ownEndpoint(request, id)
-        return { data: endpointView(await webhooks[action](id, auditFor(request, `webhook_endpoint.${action}d`))) }
+        return { data: withoutCompany(await webhooks[action](id, auditFor(request, `webhook_endpoint.${action}d`))) }
       },
     })
   }
@@ -253,7 +252,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
       const { id } = request.params as { id: string }
       await ownEndpoint(request, id)
       const rotated = await webhooks.rotateSecret(id, auditFor(request, 'webhook_endpoint.secret_rotated'))
-      return { secret: rotated.secret, data: endpointView(rotated.endpoint) }
+      return { secret: rotated.secret, data: withoutCompany(rotated.endpoint) }
     },
   })
 
@@ -335,7 +334,7 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
       if (ports.usage === undefined) return { data: [], since: since.toISOString(), recorded: false }
       const rows = await ports.usage.hourly(session(request).companyId, since)
       return {
-        data: rows.map(({ company_id: _company, ...row }) => ({ ...row, hour: row.hour.toISOString(), last_rate_limited_at: row.last_rate_limited_at?.toISOString() ?? null })),
+        data: rows.map(withoutCompany).map((row) => ({ ...row, hour: row.hour.toISOString(), last_rate_limited_at: row.last_rate_limited_at?.toISOString() ?? null })),
         since: since.toISOString(),
         recorded: true,
       }
