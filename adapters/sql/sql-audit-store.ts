@@ -1,6 +1,7 @@
 import type { AuditEntry, AuditPage, AuditStore } from '../../src/ports/audit-store.js'
 import type { SqlCodec } from './codec.js'
 import type { QueryDb } from './prepared.js'
+import type { SqlTransactor } from './sql-transactor.js'
 
 const AUDIT = 'wfa_audit_events'
 
@@ -26,6 +27,26 @@ export async function insertAuditEntry(trx: QueryDb, codec: SqlCodec, entry: Aud
       details: JSON.stringify(entry.details),
     })
     .execute()
+}
+
+/**
+ * Runs a one-statement change `work`: on `db` itself when there is no audit entry, else in a
+ * transaction that writes the entry after it when `happened(result)`.
+ */
+export function auditedChange<T>(
+  db: QueryDb,
+  transact: SqlTransactor,
+  codec: SqlCodec,
+  audit: AuditEntry | undefined,
+  work: (db: QueryDb) => Promise<T>,
+  happened: (result: T) => boolean = () => true,
+): Promise<T> {
+  if (audit === undefined) return work(db)
+  return transact(async (trx) => {
+    const result = await work(trx)
+    if (happened(result)) await insertAuditEntry(trx, codec, audit)
+    return result
+  })
 }
 
 /**

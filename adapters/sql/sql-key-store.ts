@@ -3,7 +3,7 @@ import type { ApiKeyRecord, KeyState, KeyStore } from '../../src/ports/key-store
 import type { SqlCodec } from './codec.js'
 import type { ChangeNotifier } from './change-notifier.js'
 import type { QueryDb } from './prepared.js'
-import { insertAuditEntry } from './sql-audit-store.js'
+import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor } from './sql-transactor.js'
 
 /** How the key store adapts to a dialect; every field is optional. */
@@ -55,14 +55,7 @@ export class SqlKeyStore implements KeyStore {
           last_used_at: record.last_used_at === null ? null : c.instant(record.last_used_at),
         })
         .execute()
-    if (audit === undefined) {
-      await insert(this.db)
-      return
-    }
-    await this.#transact(async (trx) => {
-      await insert(trx)
-      await insertAuditEntry(trx, c, audit)
-    })
+    await auditedChange(this.db, this.#transact, c, audit, insert)
   }
 
   async setState(keyId: string, to: KeyState, from: readonly KeyState[], audit?: AuditEntry): Promise<ApiKeyRecord | null> {

@@ -17,7 +17,7 @@ import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
 import type { QueryDb } from './prepared.js'
-import { insertAuditEntry } from './sql-audit-store.js'
+import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 import { changeEventRow, pendingDelivery, recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
 
@@ -511,17 +511,9 @@ export class SqlWebhookStore implements WebhookStore {
     if (audit !== undefined) await insertAuditEntry(trx, this.codec, audit)
   }
 
-  /**
-   * Runs a one-statement change `work`: on the store's handle when there is no audit entry,
-   * else in a transaction that writes the entry after it if `happened(result)`.
-   */
-  #audited<T>(audit: AuditEntry | undefined, work: (db: QueryDb) => Promise<T>, happened: (result: T) => boolean = () => true): Promise<T> {
-    if (audit === undefined) return work(this.db)
-    return this.#transact(async (trx) => {
-      const result = await work(trx)
-      if (happened(result)) await insertAuditEntry(trx, this.codec, audit)
-      return result
-    })
+  /** `auditedChange` on this store's handle and transactor. */
+  #audited<T>(audit: AuditEntry | undefined, work: (db: QueryDb) => Promise<T>, happened?: (result: T) => boolean): Promise<T> {
+    return auditedChange(this.db, this.#transact, this.codec, audit, work, happened)
   }
 
   /** The host's transaction (or `Kysely` instance) as a handle on our tables. */
