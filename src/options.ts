@@ -131,7 +131,8 @@ const KNOWN_OPTIONS = {
 } satisfies Record<keyof WorkforceApiOptions, true>
 
 /** Options of `app.register` that Fastify itself reads for every plugin. */
-const FASTIFY_REGISTER_OPTIONS = ['logLevel', 'logSerializers']
+/** What Fastify's `register` itself reads from a plugin's options. */
+export const FASTIFY_REGISTER_OPTIONS = ['logLevel', 'logSerializers']
 
 const KNOWN_NESTED: Record<string, readonly string[]> = {
   keyCache: Object.keys({ max: true, ttlMs: true } satisfies Record<keyof NonNullable<WorkforceApiOptions['keyCache']>, true>),
@@ -173,11 +174,15 @@ function checkKnownKeys(options: object): void {
   }
 }
 
-function refuseUnknown(value: object, known: readonly string[], prefix: string): void {
+/**
+ * Refuses a key of `value` that is not in `known`, suggesting the closest known name (a typo).
+ * `plugin` names whose option it is (the admin plugin's checks use it too).
+ */
+export function refuseUnknown(value: object, known: readonly string[], prefix: string, plugin = 'fastify-workforce-api'): void {
   for (const key of Object.keys(value)) {
     if (known.includes(key)) continue
     const closest = closestName(key, known)
-    fail(`${prefix}${key}`, `is not an option of fastify-workforce-api${closest === undefined ? '' : `; did you mean "${prefix}${closest}"?`}`, OPTION_ERROR_CODES.unknown)
+    fail(`${prefix}${key}`, `is not an option of ${plugin}${closest === undefined ? '' : `; did you mean "${prefix}${closest}"?`}`, OPTION_ERROR_CODES.unknown)
   }
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { OPTION_ERROR_CODES, WorkforceOptionError } from '../errors.js'
+import { FASTIFY_REGISTER_OPTIONS, refuseUnknown } from '../options.js'
 import type { AuditEntry } from '../ports/audit-store.js'
 
 /** Who the host says is making an admin request: a user of the host, acting for one company. */
@@ -29,15 +30,13 @@ export interface WorkforceAdminOptions {
   onAudit?: (entry: AuditEntry) => void | Promise<void>
 }
 
-const KNOWN = ['authorize', 'prefix', 'csrf', 'portal', 'onAudit', 'logLevel', 'logSerializers']
+const KNOWN = ['authorize', 'prefix', 'csrf', 'portal', 'onAudit', ...FASTIFY_REGISTER_OPTIONS]
 
 export function checkAdminOptions(options: Partial<WorkforceAdminOptions>): void {
   const fail = (option: string, problem: string, code: WorkforceOptionError['code'] = OPTION_ERROR_CODES.invalid): never => {
     throw new WorkforceOptionError(code, option, `(workforceAdmin) ${problem}`)
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) fail(key, 'is not an option of workforceAdmin', OPTION_ERROR_CODES.unknown)
-  }
+  refuseUnknown(options, KNOWN, '', 'workforceAdmin')
   if (options.authorize === undefined || options.authorize === null) fail('authorize', 'is required: the host authenticates its own users', OPTION_ERROR_CODES.missing)
   if (typeof options.authorize !== 'function') fail('authorize', 'must be a function (request) => { companyId, actor } | null')
   for (const name of ['csrf', 'onAudit'] as const) {

@@ -30,7 +30,10 @@ describe('workforceAdmin registration', () => {
 
   it('refuses a missing authorize, unknown options and options of the wrong shape, by name', async () => {
     await expect(register({})).rejects.toMatchObject({ code: 'WFA_ERR_OPTION_MISSING', message: expect.stringContaining('"authorize"') })
-    await expect(register({ authorize: testAuthorize, portl: true })).rejects.toMatchObject({ code: 'WFA_ERR_OPTION_UNKNOWN' })
+    await expect(register({ authorize: testAuthorize, portl: true })).rejects.toMatchObject({
+      code: 'WFA_ERR_OPTION_UNKNOWN',
+      message: expect.stringContaining('is not an option of workforceAdmin; did you mean "portal"?'),
+    })
     await expect(register({ authorize: testAuthorize, portal: 'yes' })).rejects.toThrow(/"portal"/)
     await expect(register({ authorize: testAuthorize, onAudit: 'log' })).rejects.toThrow(/"onAudit"/)
     await expect(register({ authorize: testAuthorize, prefix: 'settings/' })).rejects.toThrow(/"prefix"/)
