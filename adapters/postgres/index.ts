@@ -11,7 +11,7 @@ import { SqlUsageStore } from '../sql/sql-usage-store.js'
 import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
-import { createPostgresKysely, createPostgresPool, createPostgresRunner, PostgresGuard } from './postgres-database.js'
+import { createPostgresKysely, createPostgresPool, createPostgresRunner, POOL_SIZE, PostgresGuard } from './postgres-database.js'
 import { PostgresDueSignal, webhookChannel } from './postgres-due-signal.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
 import { invalidationChannel, PostgresInvalidationFeed, postgresNotifier } from './postgres-invalidations.js'
@@ -42,6 +42,15 @@ export const DEFAULT_ACQUIRE_TIMEOUT_MS = 1_500
  * query. The query timeout already bounds requests; this only keeps the pool clean.
  */
 export const DEFAULT_KEEPALIVE_DELAY_MS = 10_000
+
+/**
+ * Connections `warmUp()` opens on a pool we create, and which that pool then keeps open when
+ * idle: all of them (pg's pool size). A cold pool answers its first burst of requests only as
+ * fast as it can complete handshakes, each of which also queues behind the others; requests
+ * that wait past `acquireTimeoutMs` meanwhile get 503s (issue 21: 40 of the first 4,000
+ * writes). Ten idle connections cost the server about 10 × a few MB.
+ */
+export const DEFAULT_MIN_CONNECTIONS = POOL_SIZE
 
 /** Where the data lives: a server we connect to, or a pool the host owns. */
 export type PostgresConnection =
@@ -80,6 +89,12 @@ export interface PostgresAdapterOptions {
   acquireTimeoutMs?: number
   /** TCP keepalive's initial delay on a pool we create, in milliseconds; 0 disables keepalive. Default 10,000. */
   keepAliveDelayMs?: number
+  /**
+   * How many connections `warmUp()` opens, 0 to 10. On a pool we create they then stay open
+   * when idle (pg-pool's `min`). Default 10 on a pool we create; 0 on a host's pool (whose
+   * `min` and `idleTimeoutMillis` are the host's to set).
+   */
+  minConnections?: number
   /** Run migrations on open. Default true. */
   migrate?: boolean
 }
@@ -114,6 +129,18 @@ export interface PostgresAdapter extends ReferenceAdapterPorts {
   /** Kysely over our tables, schema-qualified when `schema` is set. */
   db: Kysely<any>
   pool: pg.Pool
+  /**
+   * Opens `minConnections` connections at once and leaves them idle in the pool: call it
+   * before the server takes traffic (`serve` does, before it listens), so the first burst of
+   * requests does not queue behind connection handshakes. Resolves with how many are open
+   * (fewer when the server refuses some: `max_connections`); never rejects.
+   *
+   * @example
+   * const adapter = await openPostgresAdapter({ connectionString: process.env.DATABASE_URL! })
+   * await adapter.warmUp()
+   * await app.listen({ port: 3000 })
+   */
+  warmUp(): Promise<number>
 }
 
 /**
@@ -178,6 +205,7 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     usage: new SqlUsageStore(db, postgresCodec),
     db,
     pool,
+    warmUp: () => guard.warmUp(settings.minConnections),
     loadDataset: (dataset) => loadPostgresDataset(unboundedDb, unboundedPlainDb, dataset, schema),
     close,
   }
@@ -197,12 +225,17 @@ function checkAdapterOptions(connection: PostgresConnection, options: PostgresAd
   if (hasPool && options.keepAliveDelayMs !== undefined) {
     throw new TypeError('openPostgresAdapter: "keepAliveDelayMs" applies to pools we create; set keepAlive on your own pool')
   }
+  const minConnections = options.minConnections ?? (hasPool ? 0 : DEFAULT_MIN_CONNECTIONS)
+  if (!Number.isInteger(minConnections) || minConnections < 0 || minConnections > POOL_SIZE) {
+    throw new TypeError(`openPostgresAdapter: "minConnections" must be an integer from 0 to ${POOL_SIZE}`)
+  }
   return {
     schema,
     statementTimeoutMs: milliseconds(options, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS),
     queryTimeoutMs: milliseconds(options, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS),
     acquireTimeoutMs: milliseconds(options, 'acquireTimeoutMs', DEFAULT_ACQUIRE_TIMEOUT_MS),
     keepAliveDelayMs: milliseconds(options, 'keepAliveDelayMs', DEFAULT_KEEPALIVE_DELAY_MS),
+    minConnections,
   }
 }
 

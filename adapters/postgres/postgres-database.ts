@@ -13,9 +13,17 @@ import { acquireTimeoutCause, toStorageError, unavailableReason } from './postgr
  */
 export const UNAVAILABLE_PROBE_INTERVAL_MS = 250
 
+/** Connections in a pool we create: pg's own default, stated so `minConnections` can be checked against it. */
+export const POOL_SIZE = 10
+
 /** How the pool we create connects; see `openPostgresAdapter` for each value's default. */
 export interface PostgresPoolSettings {
   statementTimeoutMs: number
+  /**
+   * Connections the pool keeps open once `warmUp()` opened them (pg-pool's `min`: idle
+   * clients at or below it are not closed by the idle timeout). At most `max`.
+   */
+  minConnections: number
   /** pg-pool's `connectionTimeoutMillis`: waiting for a free client and connecting a new one. */
   acquireTimeoutMs: number
   /** TCP keepalive's initial delay on every connection; 0 turns keepalive off. */
@@ -41,6 +49,8 @@ export function createPostgresPool(connectionString: string, settings: PostgresP
     connectionString,
     options,
     connectionTimeoutMillis: settings.acquireTimeoutMs,
+    max: POOL_SIZE,
+    min: settings.minConnections,
     keepAlive: settings.keepAliveDelayMs > 0,
     keepAliveInitialDelayMillis: settings.keepAliveDelayMs,
   })
@@ -120,6 +130,31 @@ export class PostgresGuard {
       throw this.#failed(error, unavailableReason(error) !== null)
     }
     return this.#stateOf(client).guarded
+  }
+
+  /**
+   * Opens up to `count` connections at once (each answers `select 1`) and returns them to the
+   * pool idle, so the first requests find connections ready instead of queueing behind their
+   * handshakes. Resolves with how many are open; a connection that cannot be had within
+   * `acquireTimeoutMs` is not counted (the outage rules above apply as to any acquire).
+   */
+  async warmUp(count: number): Promise<number> {
+    const clients = await Promise.allSettled(Array.from({ length: count }, () => this.acquire()))
+    let opened = 0
+    await Promise.all(
+      clients.map(async (settled) => {
+        if (settled.status === 'rejected') return
+        try {
+          await settled.value.query({ text: 'select 1' })
+          opened += 1
+        } catch {
+          // Counted as not opened; the guard has already marked the client broken if it is.
+        } finally {
+          settled.value.release()
+        }
+      }),
+    )
+    return opened
   }
 
   /** Stops checking on the server; the adapter calls it when it closes. */

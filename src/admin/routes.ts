@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { NotFoundError, ValidationError } from '../errors.js'
-import { KeyManagementError } from '../keys/key-manager.js'
+import { keyExpiryProblem, rotatedExpiry } from '../keys/key-manager.js'
 import type { WorkforceApiDecorator } from '../plugin.js'
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type AuditFor } from '../ports/audit-store.js'
 import { PLATFORM_MODULES } from '../ports/module-registry.js'
@@ -133,6 +133,9 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
     handler: async (request, reply) => {
       const body = request.body as typeof S.CreateKeyBody.static
       const expiresAt = body.expires_at === undefined || body.expires_at === null ? null : new Date(body.expires_at)
+      // `date-time` allows an offset: 9999-12-31T23:59:59-01:00 is in year 10000 once in UTC.
+      const expiryProblem = expiresAt === null ? null : keyExpiryProblem(expiresAt)
+      if (expiryProblem !== null) throw new ValidationError([{ field: 'expires_at', message: expiryProblem }])
       if (expiresAt !== null && expiresAt.getTime() <= clock.now()) {
         throw new ValidationError([{ field: 'expires_at', message: 'must be in the future (a key made already expired could never be used)' }])
       }
@@ -169,13 +172,10 @@ export function registerAdminRoutes(app: FastifyInstance, api: WorkforceApiDecor
       const { key_id: keyId } = request.params as { key_id: string }
       const old = await ownKey(request, keyId)
       const name = rotatedName(old.name)
-      // The twin lives as long as the old key was meant to, from now: rotating an expiring (or
-      // expired) key gives a usable one, and a key without expiry stays without.
-      const lifetime = old.expires_at === null ? null : old.expires_at.getTime() - old.created_at.getTime()
-      if (lifetime !== null && lifetime <= 0) {
-        throw new KeyManagementError(`API key ${keyId} was made already expired; its twin would be too. Create a new key instead`, 'invalid_transition')
-      }
-      const expiresAt = lifetime === null ? null : new Date(clock.now() + lifetime)
+      // The twin lives as long as the old key was meant to, from now (clamped to the latest
+      // storable expiry): rotating an expiring (or expired) key gives a usable one, and a key
+      // without expiry stays without.
+      const expiresAt = rotatedExpiry(old, clock.now())
       const created = await keys.create(
         { companyId: old.company_id, name, scopes: old.scopes as never, expiresAt, rateLimit: old.rate_limit },
         auditFor(request, 'key.created', { name, scopes: old.scopes, rotated_from: keyId }),

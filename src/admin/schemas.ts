@@ -32,6 +32,9 @@ export const Endpoint = Type.Object(
     status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
     disabled_reason: Nullable(Type.Union([Type.Literal('manual'), Type.Literal('gone'), Type.Literal('failing')])),
     failing_since: Nullable(Time),
+    consecutive_failures: Type.Integer({ minimum: 0, description: 'Failed attempts in a row since the last success; 0 while healthy.' }),
+    // The circuit breaker: while set, deliveries wait until then and one probe is sent; null while closed.
+    paused_until: Nullable(Time),
     created_at: Time,
     updated_at: Time,
   },
@@ -95,7 +98,14 @@ export const CreateKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 32 }),
-    expires_at: Type.Optional(Nullable(Time)),
+    expires_at: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'date-time',
+          description: 'When the key stops working: a future instant, at the latest 9999-12-31T23:59:59.999Z once in UTC; `null` or absent for never.',
+        }),
+      ),
+    ),
     rate_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000_000 }))),
   },
   { additionalProperties: false },

@@ -1,4 +1,4 @@
-import { KeyManagementError, KeyManager, normaliseScopes, type ApiKeyInfo } from '../keys/key-manager.js'
+import { KeyManagementError, KeyManager, MAX_KEY_EXPIRY, normaliseScopes, type ApiKeyInfo } from '../keys/key-manager.js'
 import { systemClock } from '../ports/clock.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
 import { ALL_SCOPES, type Scope } from '../scopes.js'
@@ -32,7 +32,7 @@ export const KEYS_HELP: Readonly<Record<string, HelpTopic>> = {
       DB_EXISTING_FLAG,
       ['--company <id>', 'the company the key reads and writes for'],
       ['--scopes <a,b|all>', 'comma-separated scopes (below), or all'],
-      ['--expires-at <iso>', 'when the key stops working, in the future: ISO 8601 with Z or an offset (default never)'],
+      ['--expires-at <iso>', 'when the key stops working, in the future and at the latest 9999-12-31T23:59:59.999Z: ISO 8601 with Z or an offset (default never)'],
       ['--name <text>', 'a label for people (keys list shows it)'],
       ['--rate-limit <n>', "this key's requests per window, instead of the server's"],
       jsonLastLineFlag('{"key","key_id"}'),
@@ -146,7 +146,12 @@ function createInput(
   let expiresAt: Date | null = null
   if (flags['expires-at'] !== undefined) {
     expiresAt = parseInstant(flags['expires-at'])
-    if (expiresAt === null) throw new CliError('--expires-at must be an ISO 8601 timestamp with Z or an offset, such as 2030-01-01T00:00:00Z', 2)
+    if (expiresAt === null) {
+      throw new CliError(
+        `--expires-at must be an ISO 8601 timestamp with Z or an offset, at the latest ${MAX_KEY_EXPIRY.toISOString()} once in UTC, such as 2030-01-01T00:00:00Z`,
+        2,
+      )
+    }
     if (expiresAt.getTime() <= systemClock.now()) {
       throw new CliError(`--expires-at ${flags['expires-at']} is in the past: the key would never work; give a future instant, or none for a key that does not expire`, 2)
     }

@@ -115,6 +115,11 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       rateLimit,
       webhookOptions,
     })
+    await app.ready()
+    // Connections first, traffic second: until `listen`, /health/ready cannot answer at all,
+    // and the first burst of requests finds the pool's connections open instead of queueing
+    // behind their handshakes (and 503ing past the acquire timeout).
+    await warmUp(adapter, out)
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {
     await app.close()
@@ -146,6 +151,15 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       }
     },
   }
+}
+
+/** Opens a pooled adapter's connections (Postgres' `warmUp()`); an adapter without a pool has nothing to open. */
+async function warmUp(adapter: object, out: CliOutput): Promise<void> {
+  const { warmUp: open, pool } = adapter as { warmUp?: () => Promise<number>; pool?: { options?: { min?: number } } }
+  if (typeof open !== 'function') return
+  const opened = await open.call(adapter)
+  const wanted = pool?.options?.min ?? opened
+  if (opened < wanted) noteTo(out, `opened ${opened} of ${wanted} database connections before listening; the rest open on demand`)
 }
 
 /**

@@ -3,6 +3,52 @@ import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
 import { ALL_SCOPES, isScope, type Scope } from '../scopes.js'
+import { MAX_INSTANT_MS, MIN_INSTANT_MS } from '../time/calendar.js'
+
+/**
+ * The latest expiry a key can have: the last instant the wire format (`YYYY-MM-DDTHH:mm:ss.sssZ`)
+ * and every adapter can hold. `9999-12-31T23:59:59.999Z` itself is accepted ("never", the
+ * common way), and a rotated twin's expiry is clamped to it, so no stored expiry is ever
+ * unrepresentable.
+ */
+export const MAX_KEY_EXPIRY = new Date(MAX_INSTANT_MS)
+
+/** Why `expiresAt` cannot be stored, or `null` when it can: a real instant from year 0001 to `MAX_KEY_EXPIRY`. */
+export function keyExpiryProblem(expiresAt: Date): string | null {
+  const ms = expiresAt.getTime()
+  if (Number.isNaN(ms)) return 'must be a valid instant'
+  if (ms < MIN_INSTANT_MS || ms > MAX_INSTANT_MS) return `must be from 0001-01-01T00:00:00.000Z to ${MAX_KEY_EXPIRY.toISOString()} (UTC)`
+  return null
+}
+
+/**
+ * The expiry of `record`'s rotated twin: it lives as long as the old key was meant to, from
+ * `now`, clamped to `MAX_KEY_EXPIRY` (a key made to expire in 9999 would otherwise get a twin
+ * expiring in year 10000, which no wire format or database can hold). `null` for a key without
+ * expiry. Throws `invalid_transition` for a key made already expired: its twin would be too.
+ */
+export function rotatedExpiry(record: Pick<ApiKeyRecord, 'key_id' | 'expires_at' | 'created_at'>, now: number): Date | null {
+  if (record.expires_at === null) return null
+  // An expiry the store could not read as an instant (Postgres `infinity`) never expires, for
+  // the verifier as for the views: so does its twin, as far as an expiry can be stored.
+  if (Number.isNaN(record.expires_at.getTime())) return new Date(MAX_INSTANT_MS)
+  const lifetime = record.expires_at.getTime() - record.created_at.getTime()
+  if (!(lifetime > 0)) {
+    throw new KeyManagementError(`API key ${record.key_id} was made already expired; its twin would be too. Create a new key instead`, 'invalid_transition')
+  }
+  return new Date(Math.min(now + lifetime, MAX_INSTANT_MS))
+}
+
+/**
+ * An instant as the admin views render it, always representable: a row stored out of range
+ * (written around `KeyManager`, or before instants were bounded) reads as the nearest end of
+ * the range instead of breaking the whole list. An unreadable instant (a driver's `Infinity`)
+ * reads as the far end, the way the key verifier already treats it ("not yet expired").
+ */
+function renderInstant(value: Date): string {
+  const ms = value.getTime()
+  return new Date(Number.isNaN(ms) ? MAX_INSTANT_MS : Math.min(Math.max(ms, MIN_INSTANT_MS), MAX_INSTANT_MS)).toISOString()
+}
 
 /** A key as shown to an administrator: never the secret, never its hash. */
 export interface ApiKeyInfo {
@@ -86,9 +132,8 @@ export class KeyManager {
       throw new KeyManagementError('companyId must be a positive integer', 'invalid_input')
     }
     const expiresAt = input.expiresAt ?? null
-    if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
-      throw new KeyManagementError('expiresAt must be a valid date', 'invalid_input')
-    }
+    const expiryProblem = expiresAt === null ? null : keyExpiryProblem(expiresAt)
+    if (expiryProblem !== null) throw new KeyManagementError(`expiresAt ${expiryProblem}`, 'invalid_input')
     const rateLimit = input.rateLimit ?? null
     if (rateLimit !== null && (!Number.isSafeInteger(rateLimit) || rateLimit < 1 || rateLimit > MAX_KEY_RATE_LIMIT)) {
       throw new KeyManagementError(`rateLimit must be an integer from 1 to ${MAX_KEY_RATE_LIMIT}`, 'invalid_input')
@@ -149,10 +194,10 @@ export class KeyManager {
       name: record.name,
       scopes: [...record.scopes],
       state: expired ? 'expired' : record.state,
-      expires_at: record.expires_at?.toISOString() ?? null,
+      expires_at: record.expires_at === null ? null : renderInstant(record.expires_at),
       rate_limit: record.rate_limit,
-      created_at: record.created_at.toISOString(),
-      last_used_at: record.last_used_at?.toISOString() ?? null,
+      created_at: renderInstant(record.created_at),
+      last_used_at: record.last_used_at === null ? null : renderInstant(record.last_used_at),
     }
   }
 }

@@ -207,6 +207,8 @@ describe('a database that does not exist or is not migrated', () => {
       '2026_11_23_0005_webhooks',
       '2026_11_23_0006_list_versions',
       '2026_11_23_0007_admin',
+      '2026_11_26_0008_endpoint_health',
+      '2026_11_26_0009_per_company_user_ids',
     ])
     expect(lastJson((await cli('migrate', '--db', db, '--json')).stdout)).toEqual({ applied: [] })
     // No data: the company is unknown, yet the database is accepted.
@@ -278,6 +280,21 @@ describe('keys create --expires-at', () => {
     expect(created.code, created.stderr).toBe(0)
     const [key] = lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout).keys
     expect(key.expires_at).toBe('2098-12-31T23:00:00.000Z')
+  })
+
+  it('refuses an instant past 9999-12-31T23:59:59.999Z once in UTC, naming the bound; accepts the bound itself (issue 21)', async () => {
+    const before = lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout).keys.length
+    expectOneLine(
+      await cli('keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--expires-at', '9999-12-31T23:59:59-01:00'),
+      2,
+      '--expires-at must be an ISO 8601 timestamp with Z or an offset, at the latest 9999-12-31T23:59:59.999Z once in UTC',
+    )
+    expect(lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout).keys).toHaveLength(before)
+    const created = await cli('keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--expires-at', '9999-12-31T23:59:59.999Z', '--json')
+    expect(created.code, created.stderr).toBe(0)
+    const { key_id: keyId } = lastJson(created.stdout) as { key_id: string }
+    const listed = lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout).keys as Array<{ key_id: string; expires_at: string }>
+    expect(listed.find((key) => key.key_id === keyId)?.expires_at).toBe('9999-12-31T23:59:59.999Z')
   })
 })
 

@@ -48,7 +48,7 @@ describePostgres('workforce-api CLI on a Postgres database without the schema (i
     }
     const migrated = await cli('migrate', '--db', db, '--json')
     expect(migrated.code, migrated.stderr).toBe(0)
-    expect(lastJson(migrated.stdout).applied).toHaveLength(7)
+    expect(lastJson(migrated.stdout).applied).toHaveLength(9)
     expect(lastJson((await cli('keys', 'list', '--db', db, '--json')).stdout)).toEqual({ keys: [] })
   })
 
