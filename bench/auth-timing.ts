@@ -4,6 +4,10 @@
  * id's answer cached) and off (every call looks the id up), and compares the distributions
  * with a two-sided Mann-Whitney U test.
  *
+ * Then the same two cases through the plugin (`app.inject`, local counters) from an address past
+ * its failed-authentication budget and lookup allowance (issue 21): the known id is cached and
+ * vouched for, the unknown id is refused without a lookup, both answer the same 429.
+ *
  * Usage: npx tsx bench/auth-timing.ts [--samples 20000]
  */
 import { randomBytes } from 'node:crypto'
@@ -11,10 +15,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import Fastify from 'fastify'
 import { openSqliteAdapter } from '../adapters/sqlite/index.js'
 import { KeyVerifier } from '../src/auth/key-verifier.js'
 import { KeyManager } from '../src/keys/key-manager.js'
+import { workforceApi } from '../src/plugin.js'
 import { systemClock } from '../src/ports/clock.js'
+import { mannWhitney } from './mann-whitney.js'
 
 const DEFAULT_SAMPLES = 20_000
 const WARMUP = 2_000
@@ -28,41 +35,6 @@ function summarize(samples: number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b)
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number
   return { medianNs: at(0.5), p90Ns: at(0.9) }
-}
-
-/**
- * Two-sided Mann-Whitney U test, normal approximation with tie correction (samples are in the
- * tens of thousands, far past where the exact distribution matters). Written here rather than
- * taken from a package: it is twenty lines of a textbook formula, used by a benchmark only.
- */
-export function mannWhitney(a: readonly number[], b: readonly number[]): { u: number; z: number; p: number } {
-  const all = [...a.map((value) => ({ value, fromA: true })), ...b.map((value) => ({ value, fromA: false }))].sort((x, y) => x.value - y.value)
-  let rankSumA = 0
-  let tieTerm = 0
-  for (let i = 0; i < all.length; ) {
-    let j = i
-    while (j < all.length && all[j]?.value === all[i]?.value) j++
-    const averageRank = (i + 1 + j) / 2
-    for (let k = i; k < j; k++) if (all[k]?.fromA) rankSumA += averageRank
-    const ties = j - i
-    tieTerm += ties ** 3 - ties
-    i = j
-  }
-  const n1 = a.length
-  const n2 = b.length
-  const n = n1 + n2
-  const u = rankSumA - (n1 * (n1 + 1)) / 2
-  const mean = (n1 * n2) / 2
-  const sd = Math.sqrt(((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1))))
-  const z = sd === 0 ? 0 : (u - mean) / sd
-  return { u, z, p: 2 * (1 - normalCdf(Math.abs(z))) }
-}
-
-/** Standard normal CDF (Abramowitz–Stegun 7.1.26 through erf), accurate to ~1e-7. */
-function normalCdf(x: number): number {
-  const t = 1 / (1 + 0.3275911 * (x / Math.SQRT2))
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-  return 0.5 * (1 + (1 - poly * Math.exp(-(x * x) / 2)))
 }
 
 async function time(run: () => Promise<unknown>): Promise<number> {
@@ -115,10 +87,57 @@ async function main(): Promise<void> {
       const test = mannWhitney(known, unknown)
       verdicts.push(`cache ${label}: Mann-Whitney U = ${test.u.toExponential(4)}, z = ${test.z.toFixed(2)}, two-sided p = ${test.p.toPrecision(3)}`)
     }
+    verdicts.push(await gatedAddress(adapter, samples))
     for (const verdict of verdicts) console.log(verdict)
   } finally {
     await adapter.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Known id (cached, vouched for) with a wrong secret versus an unknown id (refused unlooked),
+ * both from a gated address, timed through the whole plugin. Prints its rows; returns its verdict.
+ */
+async function gatedAddress(adapter: Awaited<ReturnType<typeof openSqliteAdapter>>, samples: number): Promise<string> {
+  const app = Fastify({ logger: false })
+  const { storage, keyStore, modules } = adapter
+  // One failure spends the address and one unknown id its allowance, for a day: the run stays gated.
+  await app.register(workforceApi, { prefix: '/api', storage, keyStore, modules, rateLimit: { max: 1_000_000_000, failedAuth: { max: 1, lookups: 1, timeWindow: 86_400_000 } } })
+  try {
+    const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'] })
+    const get = async (presented: string) => app.inject({ method: 'GET', url: '/api/v1/users', headers: { 'x-api-key': presented } })
+    const known = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')
+    const unknownId = `owk_${randomBytes(8).toString('hex')}_${randomBytes(32).toString('hex')}`
+    if ((await get(key)).statusCode === 401) throw new Error('the benchmark key was refused')
+    if ((await get('owk_nope')).statusCode !== 401) throw new Error('the address was not counted')
+    if ((await get(`owk_${randomBytes(8).toString('hex')}_${randomBytes(32).toString('hex')}`)).statusCode !== 429) throw new Error('the address is not gated')
+    const seconds = (body: string) => body.replace(/\d+ s"/, ' s"')
+    const [first, second] = [await get(known), await get(unknownId)]
+    if (first.statusCode !== 429 || second.statusCode !== 429 || seconds(first.body) !== seconds(second.body)) throw new Error('the two refusals differ')
+    for (let i = 0; i < WARMUP; i++) {
+      await get(known)
+      await get(unknownId)
+    }
+    const knownTimes: number[] = []
+    const unknownTimes: number[] = []
+    for (let i = 0; i < samples; i++) {
+      if (i % 2 === 0) {
+        knownTimes.push(await time(() => get(known)))
+        unknownTimes.push(await time(() => get(unknownId)))
+      } else {
+        unknownTimes.push(await time(() => get(unknownId)))
+        knownTimes.push(await time(() => get(known)))
+      }
+    }
+    for (const [name, values] of [['known id, wrong secret', knownTimes], ['unknown id', unknownTimes]] as const) {
+      const { medianNs, p90Ns } = summarize(values)
+      console.log(`| gated address, through the plugin | ${name} | ${(medianNs / 1000).toFixed(2)} | ${(p90Ns / 1000).toFixed(2)} |`)
+    }
+    const test = mannWhitney(knownTimes, unknownTimes)
+    return `gated address: Mann-Whitney U = ${test.u.toExponential(4)}, z = ${test.z.toFixed(2)}, two-sided p = ${test.p.toPrecision(3)}`
+  } finally {
+    await app.close()
   }
 }
 

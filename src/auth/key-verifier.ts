@@ -31,6 +31,25 @@ interface CachedKey {
  */
 const DUMMY_SECRET_HASH = randomBytes(32).toString('hex')
 
+/** An id the caller did not let us look up: refused like an unknown id, never cached. */
+const NOT_LOOKED_UP: CachedKey = {
+  auth: { keyId: '', companyId: 0, scopes: new Set(), rateLimit: null },
+  digest: Buffer.from(DUMMY_SECRET_HASH, 'hex'),
+  usable: false,
+  expiresAt: null,
+}
+
+export interface VerifyOptions {
+  /**
+   * Asked once for every well-formed key id, cached or not, before the key store is: `cached`
+   * says whether this process holds the id's answer. Answering `false` for an id that is not
+   * cached refuses it without a lookup, after the same hash and compare an unknown id gets
+   * (and nothing is cached, so a real key is not held as unknown). Asked for cached ids too,
+   * so that whatever it costs is paid alike by ids this process knows and ids it does not.
+   */
+  admit?: (keyId: string, cached: boolean) => Promise<boolean>
+}
+
 export interface KeyVerifierOptions {
   keyStore: KeyStore
   clock: Clock
@@ -83,11 +102,21 @@ export class KeyVerifier {
     })
   }
 
-  async verify(presented: string | undefined): Promise<AuthenticatedKey | null> {
+  /**
+   * The key's grant, or `null` for any failure. `options.admit` lets a caller (the
+   * failed-authentication gate) decide whether an uncached id may be looked up.
+   *
+   * @example
+   * const auth = await verifier.verify(request.headers['x-api-key'])
+   * if (auth === null) throw new UnauthorizedError()
+   */
+  async verify(presented: string | undefined, options: VerifyOptions = {}): Promise<AuthenticatedKey | null> {
     if (presented === undefined) return null
     const parsed = parseApiKey(presented)
     if (parsed === null) return null
-    const entry = this.#cache.get(parsed.keyId) ?? (await this.#load(parsed.keyId))
+    const cached = this.#cache.get(parsed.keyId)
+    const admitted = options.admit === undefined || (await options.admit(parsed.keyId, cached !== undefined))
+    const entry = cached ?? (admitted ? await this.#load(parsed.keyId) : NOT_LOOKED_UP)
     // Hash and compare before any verdict, whatever the key's state (spec 5.4: never say why).
     const matches = secretMatches(parsed.secret, entry.digest)
     const now = this.#clock.now()

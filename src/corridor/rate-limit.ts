@@ -1,16 +1,28 @@
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { AuthenticatedKey } from '../auth/key-verifier.js'
+import { LRUCache } from 'lru-cache'
+import { KEY_CACHE_MAX, type AuthenticatedKey } from '../auth/key-verifier.js'
 import { RateLimitedError } from '../errors.js'
+import type { AuthGate } from './authenticate.js'
 import type { CorridorStage } from './stage.js'
 
 /** Requests per key per window, unless the key carries its own `rate_limit` (spec 7, 8). */
 export const DEFAULT_RATE_LIMIT_MAX = 600
 export const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000
-/** Failed authentications per client IP per window; past it, 429 before any key lookup. */
+/** Failed authentications per client address per window; past it, the address is gated. */
 export const DEFAULT_FAILED_AUTH_MAX = 60
 export const DEFAULT_FAILED_AUTH_WINDOW_MS = 60_000
+/**
+ * Key-store lookups per gated address per window for key ids no successful request vouches
+ * for: what lets a key's very first request through from a gated address, and all an address
+ * that only fails gets beyond its failed-authentication budget.
+ */
+export const DEFAULT_FAILED_AUTH_LOOKUPS = 60
+/** How long a key id that authenticated stays vouched for; every renewal starts it again. */
+export const VOUCH_TTL_MS = 24 * 60 * 60_000
+/** Each process renews a key's mark at most this often (a write saver, not shared state). */
+export const VOUCH_RENEW_MS = 5 * 60_000
 /** Where counters live in a shared Redis, so they never collide with the host's keys. */
 const REDIS_NAMESPACE = 'wfa-rate-limit:'
 
@@ -19,11 +31,46 @@ export interface RateLimitSettings {
   timeWindowMs: number
   failedAuthMax: number
   failedAuthWindowMs: number
+  failedAuthLookups: number
   /** Shared counters across instances; without it each process counts alone. */
   redis?: Redis
 }
 
-type Check = ReturnType<FastifyInstance['createRateLimit']>
+/** What a counter says; a store that cannot answer says "nothing counted" (fail open). */
+interface CounterState {
+  /** The count is above `max`. */
+  exceeded: boolean
+  /** The count has reached `max` in a live window. */
+  spent: boolean
+  /** Whole seconds until the window ends, at least 1. */
+  retryAfter: number
+}
+
+/** A counter in the library's store (local, or Redis when configured), keyed by an id of ours. */
+interface Counter {
+  /** The state without counting. */
+  read(id: string): Promise<CounterState>
+  /** Counts one, then answers the state. */
+  hit(id: string): Promise<CounterState>
+}
+
+/**
+ * `createRateLimit()` keys a check by request; ours are keyed by an address or a key id that
+ * the caller names, so the check gets a stand-in with only what the library reads from a
+ * request when `max` and `timeWindow` are numbers (`routeOptions.config`, for its `groupId`).
+ */
+function counter(app: FastifyInstance, prefix: string, options: { max: number; timeWindow: number; continueExceeding?: boolean; cache?: number }): Counter {
+  const check = app.createRateLimit({ ...options, keyGenerator: (subject) => `${prefix}${(subject as unknown as { id: string }).id}` })
+  const subject = (id: string) => ({ id, routeOptions: { config: {} } }) as unknown as FastifyRequest
+  const stateOf = (state: Awaited<ReturnType<typeof check>>): CounterState =>
+    state.isAllowed
+      ? { exceeded: false, spent: false, retryAfter: 1 }
+      : { exceeded: state.isExceeded, spent: state.remaining === 0 && state.ttl > 0, retryAfter: Math.max(1, state.ttlInSeconds) }
+  return {
+    read: async (id) => stateOf(await check(subject(id), { increment: false })),
+    hit: async (id) => stateOf(await check(subject(id))),
+  }
+}
 
 /**
  * Both rate limits of the corridor share one registration of `@fastify/rate-limit` on the
@@ -41,31 +88,61 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
       }),
     ))
 
-  let failedAuthCheck: Check | undefined
+  let counters: { failures: Counter; lookups: Counter; vouched: Counter; vouchedLookups: Counter } | undefined
+  // Keys this process marked as vouched lately: spares the store a write per request.
+  const renewed = new LRUCache<string, true>({ max: KEY_CACHE_MAX, ttl: VOUCH_RENEW_MS })
   const failedAuth: CorridorStage = {
     name: 'failed-auth-limit',
     async setup(app) {
       await register(app)
-      failedAuthCheck = app.createRateLimit({
-        // IPv6 by /64, as the library does: one host usually holds a whole /64 to rotate through.
-        keyGenerator: (request) => `ip:${normalizeIP(request.ip)}`,
-        max: settings.failedAuthMax,
-        timeWindow: settings.failedAuthWindowMs,
-      })
+      const window = settings.failedAuthWindowMs
+      counters = {
+        failures: counter(app, 'ip:', { max: settings.failedAuthMax, timeWindow: window }),
+        lookups: counter(app, 'lookup:', { max: settings.failedAuthLookups, timeWindow: window }),
+        // A mark, not a budget: "exceeded" (a count above 0) means vouched; every renewal
+        // restarts its life (continueExceeding), so a key in use stays vouched.
+        vouched: counter(app, 'vouched:', { max: 0, timeWindow: VOUCH_TTL_MS, continueExceeding: true, cache: KEY_CACHE_MAX }),
+        vouchedLookups: counter(app, 'vouched-lookup:', { max: settings.max, timeWindow: settings.timeWindowMs }),
+      }
     },
     hooksFor() {
-      const check = failedAuthCheck as Check
-      // Before the key lookup: a spent address is refused without touching the key store.
-      const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-        const state = await check(request, { increment: false })
-        if (state.isAllowed || state.remaining > 0 || state.ttl <= 0) return
-        const retryAfter = Math.max(1, state.ttlInSeconds)
-        reply.header('retry-after', String(retryAfter))
-        throw new RateLimitedError(`Too many failed authentications from this address; retry after ${retryAfter} s`)
+      const { failures, lookups, vouched, vouchedLookups } = counters as NonNullable<typeof counters>
+      /**
+       * The gate of a spent address. A key id this process has cached is verified without the
+       * key store. Otherwise the store is asked about an id that an earlier success anywhere
+       * vouches for, within a per-key bound (`max` a window: a vouched id whose secret an
+       * attacker lacks), or within the address's small allowance; else the key is refused
+       * unlooked. Every well-formed id costs the same two counter operations, cached or not
+       * (a read where nothing is looked up), so the gate's time does not tell a key this
+       * process knows from one it does not.
+       */
+      const gate = (address: string, retryAfter: number): AuthGate => ({
+        async admit(keyId, cached) {
+          const isVouched = (await vouched.read(keyId)).exceeded
+          const [budget, id] = isVouched ? [vouchedLookups, keyId] : [lookups, address]
+          return !(cached ? await budget.read(id) : await budget.hit(id)).exceeded
+        },
+        refusal(reply) {
+          reply.header('retry-after', String(retryAfter))
+          return new RateLimitedError(`Too many failed authentications from this address; retry after ${retryAfter} s`)
+        },
+      })
+      // Before the key lookup: a spent address gets a gate instead of a free lookup.
+      const onRequest = async (request: FastifyRequest) => {
+        // IPv6 by /64, as the library does: one host usually holds a whole /64 to rotate through.
+        const address = normalizeIP(request.ip)
+        const state = await failures.read(address)
+        if (state.spent) request.workforceAuthGate = gate(address, state.retryAfter)
       }
-      // Counted once the 401 is known; the 401 itself stays byte-identical (spec 5.4).
+      // Counted once the 401 is known; the 401 itself stays byte-identical (spec 5.4). A
+      // success vouches for its key, so other instances let it through a spent address.
       const onResponse = async (request: FastifyRequest, reply: FastifyReply) => {
-        if (reply.statusCode === 401) await check(request)
+        if (reply.statusCode === 401) await failures.hit(normalizeIP(request.ip))
+        const auth = request.workforceAuth
+        if (auth !== null && !renewed.has(auth.keyId)) {
+          renewed.set(auth.keyId, true)
+          await vouched.hit(auth.keyId)
+        }
       }
       return { onRequest, onResponse }
     },
@@ -99,8 +176,12 @@ export interface RateLimitOptions {
   timeWindow?: number
   /** Shared counters for several instances: an ioredis client (the host's, never closed by us) or a `redis://` URL. */
   redis?: Redis | string
-  /** Failed authentications per client IP per window. Default 60 per 60,000 ms. */
-  failedAuth?: { max?: number; timeWindow?: number }
+  /**
+   * Failed authentications per client address per window (default 60 per 60,000 ms). Past it,
+   * the address is gated: a valid key is still served, a failure is a 429, and the key store
+   * is asked at most `lookups` times per window (default 60) for key ids no success vouches for.
+   */
+  failedAuth?: { max?: number; timeWindow?: number; lookups?: number }
 }
 
 /** Fail fast while Redis is away: no queue of commands waiting for it, short timeouts. */
@@ -141,6 +222,7 @@ export async function resolveRateLimits(option: RateLimitOptions, log: FastifyIn
       timeWindowMs: option.timeWindow ?? DEFAULT_RATE_LIMIT_WINDOW_MS,
       failedAuthMax: option.failedAuth?.max ?? DEFAULT_FAILED_AUTH_MAX,
       failedAuthWindowMs: option.failedAuth?.timeWindow ?? DEFAULT_FAILED_AUTH_WINDOW_MS,
+      failedAuthLookups: option.failedAuth?.lookups ?? DEFAULT_FAILED_AUTH_LOOKUPS,
       ...(redis === undefined ? {} : { redis }),
     },
     async close() {

@@ -123,7 +123,8 @@ export const ERROR_RESPONSES: Record<number, ErrorResponse> = {
   },
   429: {
     name: 'RateLimited',
-    description: "This API key spent its request budget for the window, or this address made too many failed authentications. Wait `Retry-After` seconds.",
+    description:
+      "This API key spent its request budget for the window, or the request failed authentication from an address that made too many failed authentications (a valid key is still served from it). Wait `Retry-After` seconds.",
     code: 'rate_limited',
     example: 'Rate limit of 600 requests per 60 s exceeded for this API key; retry after 12 seconds',
     headers: [...RATE_LIMIT_HEADERS, 'Retry-After'],

@@ -103,3 +103,55 @@ describe('every credential failure does the same work', () => {
     expect(await verifierOver(record({})).verify(`owk_${KEY_ID}_${SECRET}`)).toMatchObject({ keyId: KEY_ID, companyId: 1 })
   })
 })
+
+// Issue 21: from an address past its failed-authentication budget, the gate decides whether an
+// uncached id may be looked up. Its work must not depend on whether the id is known here.
+describe('a gated verification does the same work for every id', () => {
+  const KEY_ID = '0123456789abcdef'
+  const SECRET = 'b'.repeat(64)
+  const active: ApiKeyRecord = {
+    key_id: KEY_ID,
+    company_id: 1,
+    secret_hash: apiKey.hashSecret(SECRET),
+    scopes: ['users:read'],
+    expires_at: null,
+    state: 'active',
+    name: null,
+    rate_limit: null,
+    created_at: new Date(0),
+    last_used_at: null,
+  }
+  const setUp = () => {
+    const find = vi.fn(async (keyId: string) => (keyId === KEY_ID ? active : null))
+    const store: KeyStore = { find, create: async () => {}, setState: async () => null, list: async () => [] }
+    const verifier = new KeyVerifier({ keyStore: store, clock: { now: () => 1_000 } })
+    return { find, verifier }
+  }
+  afterEach(() => vi.restoreAllMocks())
+
+  it.each([
+    ['a cached known id, wrong secret', true, 'c'.repeat(64), KEY_ID],
+    ['an uncached unknown id, refused unlooked', false, SECRET, 'fedcba9876543210'],
+  ] as const)('%s: the gate asked once, the secret hashed and compared once', async (_label, warm, secret, keyId) => {
+    const { find, verifier } = setUp()
+    if (warm) expect(await verifier.verify(`owk_${KEY_ID}_${SECRET}`)).not.toBeNull()
+    find.mockClear()
+    const admit = vi.fn(async () => false)
+    const compare = vi.spyOn(apiKey, 'secretMatches')
+    expect(await verifier.verify(`owk_${keyId}_${secret}`, { admit })).toBeNull()
+    expect(admit).toHaveBeenCalledExactlyOnceWith(keyId, warm)
+    expect(compare).toHaveBeenCalledTimes(1)
+    expect(find).not.toHaveBeenCalled()
+  })
+
+  it('a real key refused unlooked is not remembered as unknown: admitted later, it is served', async () => {
+    const { find, verifier } = setUp()
+    expect(await verifier.verify(`owk_${KEY_ID}_${SECRET}`, { admit: async () => false })).toBeNull()
+    expect(find).not.toHaveBeenCalled()
+    expect(await verifier.verify(`owk_${KEY_ID}_${SECRET}`, { admit: async () => true })).toMatchObject({ keyId: KEY_ID, companyId: 1 })
+    expect(find).toHaveBeenCalledTimes(1)
+    // Cached now: served whatever the gate answers, without another lookup.
+    expect(await verifier.verify(`owk_${KEY_ID}_${SECRET}`, { admit: async () => false })).toMatchObject({ keyId: KEY_ID })
+    expect(find).toHaveBeenCalledTimes(1)
+  })
+})
