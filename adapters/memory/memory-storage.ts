@@ -22,7 +22,7 @@ import type {
   TodoRecord,
   UserRecord,
 } from '../../src/ports/records.js'
-import type { Dataset, InvitedPerson } from '../../src/ports/dataset.js'
+import type { Dataset, InvitedPerson, PersonRow } from '../../src/ports/dataset.js'
 import { TransactionGate, untilReadable } from '../transaction-gate.js'
 
 /**
@@ -196,25 +196,26 @@ export class MemoryStorage implements Storage {
   }
 
   /**
-   * A company's users: each membership joined with its person (see `MembershipRow`); a pending
-   * membership shows only what the company sent, never the person. Not gated: for the write transaction.
+   * A company's users: each membership, joined once accepted with its person (see
+   * `MembershipRow`); a pending membership shows only what the company sent, never a person.
+   * Not gated: for the write transaction.
    */
   usersOf(companyId: number): UserRecord[] {
     const people = new Map(this.data.people.map((person) => [person.id, person]))
     const users: UserRecord[] = []
     for (const membership of this.data.memberships) {
       if (membership.company_id !== companyId) continue
-      const person = people.get(membership.user_id)
-      if (person === undefined) continue
       const pending = membership.invitation_status === 'pending'
-      if (pending && membership.invited === null) throw new Error(`Pending membership of user ${person.id} in company ${companyId} has no invited data`)
-      const shown = pending ? (membership.invited as InvitedPerson) : person
+      const person = pending || membership.person_id === null ? undefined : people.get(membership.person_id)
+      if (pending && membership.invited === null) throw new Error(`Pending user ${membership.user_id} of company ${companyId} has no invited data`)
+      if (!pending && person === undefined) continue
+      const shown = pending ? (membership.invited as InvitedPerson) : (person as PersonRow)
       users.push({
-        id: person.id,
+        id: membership.user_id,
         email: shown.email,
         first_name: shown.first_name,
         last_name: shown.last_name,
-        active: pending ? false : person.active,
+        active: pending ? false : (person as PersonRow).active,
         role_ids: [...membership.role_ids],
         invitation_status: membership.invitation_status,
         created_at: membership.created_at,
@@ -223,4 +224,16 @@ export class MemoryStorage implements Storage {
     }
     return users
   }
+
+  /**
+   * A new user id: above every id in the data and every id given before, so an id of a
+   * declined invitation is never given again (spec 2.4). Not gated: for the write transaction.
+   */
+  nextUserId(): number {
+    const highest = this.data.memberships.reduce((max, membership) => Math.max(max, membership.user_id), this.#lastUserId)
+    this.#lastUserId = highest + 1
+    return this.#lastUserId
+  }
+
+  #lastUserId = 0
 }

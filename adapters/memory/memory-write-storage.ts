@@ -63,13 +63,15 @@ class MemoryWriteTransaction implements WriteTransaction {
     return this.storage.data
   }
 
-  async findUserIdByEmail(emailLower: string): Promise<number | null> {
-    return this.#data.people.find((person) => person.email.toLowerCase() === emailLower)?.id ?? null
+  async findMemberIdByEmail(companyId: number, emailLower: string): Promise<number | null> {
+    return this.storage.usersOf(companyId).find((user) => user.email.toLowerCase() === emailLower)?.id ?? null
   }
 
-  async membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]> {
+  async personCompanies(companyId: number, userId: number): Promise<number[]> {
+    const personId = this.#membership(companyId, userId)?.person_id ?? null
+    if (personId === null) return []
     return this.#data.memberships
-      .filter((m) => m.user_id === userId && (status === undefined || m.invitation_status === status))
+      .filter((m) => m.person_id === personId && m.invitation_status === 'accepted')
       .map((m) => m.company_id)
   }
 
@@ -82,8 +84,30 @@ class MemoryWriteTransaction implements WriteTransaction {
     return this.#data.todoLists.some((list) => list.company_id === companyId && list.id === listId)
   }
 
+  async addPendingMembership(companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<number> {
+    if ((await this.findMemberIdByEmail(companyId, invited.email.toLowerCase())) !== null) {
+      throw new WriteConflict(`Company ${companyId} already has a user with email ${invited.email}`)
+    }
+    const membership: MembershipRow = {
+      company_id: companyId,
+      user_id: this.storage.nextUserId(),
+      person_id: null,
+      role_ids: [...roleIds],
+      invitation_status: 'pending',
+      invited: { ...invited },
+      created_at: now,
+      updated_at: now,
+    }
+    this.#push(this.#data.memberships, membership)
+    return membership.user_id
+  }
+
+  async findPersonIdByEmail(emailLower: string): Promise<number | null> {
+    return this.#data.people.find((person) => person.email.toLowerCase() === emailLower)?.id ?? null
+  }
+
   async createPerson(person: NewPerson, now: Date): Promise<number> {
-    if ((await this.findUserIdByEmail(person.email.toLowerCase())) !== null) {
+    if ((await this.findPersonIdByEmail(person.email.toLowerCase())) !== null) {
       throw new WriteConflict(`A person with email ${person.email} already exists`)
     }
     const id = nextId(this.#data.people)
@@ -91,18 +115,13 @@ class MemoryWriteTransaction implements WriteTransaction {
     return id
   }
 
-  async addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
-    await this.#addMembership(companyId, userId, roleIds, null, now)
-  }
-
-  async addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void> {
-    await this.#addMembership(companyId, userId, roleIds, { ...invited }, now)
-  }
-
-  async acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean> {
+  async acceptMembership(companyId: number, userId: number, personId: number, now: Date): Promise<boolean> {
     const membership = this.#membership(companyId, userId)
     if (membership?.invitation_status !== 'pending') return false
-    this.#assign(membership, { invitation_status: 'accepted', invited: null, updated_at: now })
+    if (this.#data.memberships.some((m) => m.company_id === companyId && m.person_id === personId)) {
+      throw new WriteConflict(`Person ${personId} is already a member of company ${companyId}`)
+    }
+    this.#assign(membership, { invitation_status: 'accepted', person_id: personId, invited: null, updated_at: now })
     return true
   }
 
@@ -116,13 +135,16 @@ class MemoryWriteTransaction implements WriteTransaction {
     return true
   }
 
-  async setUserActive(userId: number, active: boolean, now: Date): Promise<void> {
-    const person = this.#data.people.find((candidate) => candidate.id === userId)
+  async setUserActive(companyId: number, userId: number, active: boolean, now: Date): Promise<void> {
+    const membership = this.#membership(companyId, userId)
+    if (membership?.invitation_status !== 'accepted' || membership.person_id === null) return
+    const personId = membership.person_id
+    const person = this.#data.people.find((candidate) => candidate.id === personId)
     if (person === undefined) return
     this.#assign(person, { active, updated_at: now })
-    for (const membership of this.#data.memberships) {
+    for (const other of this.#data.memberships) {
       // A pending membership's company must not see the person's changes (dataset.ts).
-      if (membership.user_id === userId && membership.invitation_status === 'accepted') this.#assign(membership, { updated_at: now })
+      if (other.person_id === personId && other.invitation_status === 'accepted') this.#assign(other, { updated_at: now })
     }
   }
 
@@ -170,22 +192,6 @@ class MemoryWriteTransaction implements WriteTransaction {
     if (before === null) return false
     this.undo.push(() => this.idempotency.records.set(slot, before))
     return true
-  }
-
-  async #addMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson | null, now: Date): Promise<void> {
-    if (this.#membership(companyId, userId) !== undefined) {
-      throw new WriteConflict(`User ${userId} is already a member of company ${companyId}`)
-    }
-    const membership: MembershipRow = {
-      company_id: companyId,
-      user_id: userId,
-      role_ids: [...roleIds],
-      invitation_status: invited === null ? 'accepted' : 'pending',
-      invited,
-      created_at: now,
-      updated_at: now,
-    }
-    this.#push(this.#data.memberships, membership)
   }
 
   #membership(companyId: number, userId: number): MembershipRow | undefined {

@@ -15,6 +15,8 @@ export function createMigrations(types: SqlColumnTypes, schema?: string): Record
     '2026_11_23_0005_webhooks': webhooks(types),
     '2026_11_23_0006_list_versions': listVersions(types, schema),
     '2026_11_23_0007_admin': admin(types),
+    '2026_11_26_0008_endpoint_health': endpointHealth(types),
+    '2026_11_26_0009_per_company_user_ids': perCompanyUserIds(types, schema),
   }
 }
 
@@ -614,6 +616,136 @@ function admin(t: SqlColumnTypes): Migration {
     async down(db: Kysely<any>) {
       await db.schema.dropTable('wfa_key_usage').ifExists().execute()
       await db.schema.dropTable('wfa_audit_events').ifExists().execute()
+    },
+  }
+}
+
+/**
+ * Issue 21: each endpoint's health, shared by every instance — failed attempts in a row and
+ * the circuit breaker (`paused_until`, and the pause it last used, doubled by each failed
+ * probe). Two partial indexes serve the fair claim: an endpoint's due deliveries in due order,
+ * and the deliveries under a lease (attempts in flight), which are few. One column per ALTER
+ * TABLE: SQLite adds one at a time. Self-contained like every migration.
+ */
+function endpointHealth(t: SqlColumnTypes): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('wfa_webhook_endpoints').addColumn('consecutive_failures', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+      await db.schema.alterTable('wfa_webhook_endpoints').addColumn('paused_until', t.instant).execute()
+      await db.schema.alterTable('wfa_webhook_endpoints').addColumn('pause_ms', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+      await db.schema
+        .createIndex('wfa_webhook_deliveries_endpoint_due')
+        .on('wfa_webhook_deliveries')
+        .columns(['endpoint_id', 'next_attempt_at', 'id'])
+        .where(sql.ref('status'), '=', 'pending')
+        .execute()
+      await db.schema
+        .createIndex('wfa_webhook_deliveries_leased')
+        .on('wfa_webhook_deliveries')
+        .columns(['endpoint_id', 'next_attempt_at'])
+        .where(sql.ref('lease'), 'is not', null)
+        .execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropIndex('wfa_webhook_deliveries_leased').ifExists().execute()
+      await db.schema.dropIndex('wfa_webhook_deliveries_endpoint_due').ifExists().execute()
+      for (const column of ['pause_ms', 'paused_until', 'consecutive_failures']) {
+        await db.schema.alterTable('wfa_webhook_endpoints').dropColumn(column).execute()
+      }
+    },
+  }
+}
+
+/**
+ * Issue 21: a user's id is the company's own. A membership keeps its `user_id` as the user's
+ * id in that company and gains `person_id`, the person behind it once accepted (null while
+ * pending, which is how every user added through the API now starts). A person who belongs to
+ * several companies keeps their id in their oldest membership; each further membership gets a
+ * fresh id above every existing one, and every reference to the user inside that company
+ * (employees' `user_id`, to-dos' `assigned_to` and `claimed_by`) follows. `wfa_id_counters`
+ * holds the last user id given, so an id is never given twice, not even after a declined
+ * invitation. The people trigger of 0006 now finds memberships by `person_id`.
+ * `down` restores the columns and the trigger, not the old ids. Self-contained like every migration.
+ */
+function perCompanyUserIds(t: SqlColumnTypes, schema: string | undefined): Migration {
+  const q = (name: string) => (schema === undefined ? name : `"${schema.replaceAll('"', '""')}".${name}`)
+  const peopleTrigger = (column: 'person_id' | 'user_id'): string[] =>
+    t.dialect === 'sqlite'
+      ? [
+          'DROP TRIGGER IF EXISTS wfa_lv_people_update',
+          `CREATE TRIGGER wfa_lv_people_update AFTER UPDATE ON wfa_users BEGIN
+             UPDATE ${q('wfa_list_versions')} SET updates = updates + 1
+             WHERE resource = 'users' AND company_id IN (SELECT company_id FROM ${q('wfa_memberships')} WHERE ${column} = NEW.id);
+           END`,
+        ]
+      : [
+          `CREATE OR REPLACE FUNCTION ${q('wfa_lv_people_update')}() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+             UPDATE ${q('wfa_list_versions')} SET updates = updates + 1
+             WHERE resource = 'users' AND company_id IN (SELECT m.company_id FROM ${q('wfa_memberships')} AS m JOIN new_rows AS n ON n.id = m.${column});
+             RETURN NULL;
+           END $$`,
+        ]
+  const indexes: Array<[string, string[], boolean]> = [
+    // A person is a member of a company once; `acceptMembership` relies on it.
+    ['wfa_memberships_company_person', ['company_id', 'person_id'], true],
+    // A company invites an email once (NULLs, i.e. accepted members, do not collide); the email filter.
+    ['wfa_memberships_company_invited_email', ['company_id', 'invited_email_lower'], true],
+    ['wfa_memberships_person', ['person_id'], false],
+  ]
+  const int = (value: unknown) => Number(value ?? 0)
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('wfa_memberships').addColumn('person_id', t.bigint).execute()
+      await db
+        .updateTable('wfa_memberships')
+        .set((eb) => ({ person_id: eb.ref('user_id') }))
+        .where('invitation_status', '=', 'accepted')
+        .execute()
+
+      const users = await db.selectFrom('wfa_users').select((eb) => eb.fn.max('id').as('highest')).executeTakeFirst()
+      const members = await db.selectFrom('wfa_memberships').select((eb) => eb.fn.max('user_id').as('highest')).executeTakeFirst()
+      let last = Math.max(int(users?.highest), int(members?.highest))
+      const shared = await db
+        .selectFrom('wfa_memberships')
+        .select(['company_id', 'user_id'])
+        .where('user_id', 'in', db.selectFrom('wfa_memberships').select('user_id').groupBy('user_id').having(sql`count(*)`, '>', 1))
+        .orderBy('user_id')
+        .orderBy('created_at')
+        .orderBy('company_id')
+        .execute()
+      let previous: number | undefined
+      for (const row of shared) {
+        const companyId = int(row.company_id)
+        const old = int(row.user_id)
+        const first = old !== previous
+        previous = old
+        if (first) continue
+        const fresh = ++last
+        await db.updateTable('wfa_memberships').set({ user_id: fresh }).where('company_id', '=', companyId).where('user_id', '=', old).execute()
+        await db.updateTable('wfa_employees').set({ user_id: fresh }).where('company_id', '=', companyId).where('user_id', '=', old).execute()
+        for (const column of ['assigned_to', 'claimed_by']) {
+          await db.updateTable('wfa_todos').set({ [column]: fresh }).where('company_id', '=', companyId).where(column, '=', old).execute()
+        }
+      }
+
+      await db.schema
+        .createTable('wfa_id_counters')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', t.bigint, (c) => c.notNull())
+        .execute()
+      await db.insertInto('wfa_id_counters').values({ name: 'users', value: last }).execute()
+      for (const [name, columns, unique] of indexes) {
+        const index = db.schema.createIndex(name).on('wfa_memberships').columns(columns)
+        await (unique ? index.unique() : index).execute()
+      }
+      for (const statement of peopleTrigger('person_id')) await sql.raw(statement).execute(db)
+    },
+    async down(db: Kysely<any>) {
+      for (const statement of peopleTrigger('user_id')) await sql.raw(statement).execute(db)
+      for (const [name] of indexes) await db.schema.dropIndex(name).ifExists().execute()
+      await db.schema.dropTable('wfa_id_counters').ifExists().execute()
+      await db.schema.alterTable('wfa_memberships').dropColumn('person_id').execute()
     },
   }
 }

@@ -29,9 +29,13 @@ export interface WorkforceTables {
     created_at: DialectValue
     updated_at: DialectValue
   }
+  /** A company's users (migration 0009): `user_id` is the user's id in this company only. */
   wfa_memberships: {
     company_id: number
+    /** The user's id on the wire: unique across companies, never reused (`wfa_id_counters`). */
     user_id: number
+    /** `wfa_users.id` once accepted; null while pending. */
+    person_id: number | null
     role_ids: DialectValue
     /** 'accepted' | 'pending' */
     invitation_status: string
@@ -42,6 +46,11 @@ export interface WorkforceTables {
     invited_last_name: string | null
     created_at: DialectValue
     updated_at: DialectValue
+  }
+  /** Counters that only grow: `users` is the last user id given (migration 0009). */
+  wfa_id_counters: {
+    name: string
+    value: DialectValue
   }
   wfa_roles: {
     id: number
@@ -202,6 +211,9 @@ export interface WorkforceTables {
     previous_secret: string | null
     previous_secret_expires_at: DialectValue
     failing_since: DialectValue
+    consecutive_failures: number
+    paused_until: DialectValue
+    pause_ms: number
     created_at: DialectValue
     updated_at: DialectValue
   }

@@ -48,6 +48,7 @@ const FIXTURE_TABLES: FixtureTables = {
     columns: [
       'company_id',
       'user_id',
+      'person_id',
       'role_ids',
       'invitation_status',
       'invited_email',
@@ -59,6 +60,7 @@ const FIXTURE_TABLES: FixtureTables = {
     values: (c, r) => [
       r.company_id,
       r.user_id,
+      r.person_id,
       c.json(r.role_ids),
       r.invitation_status,
       r.invited?.email ?? null,

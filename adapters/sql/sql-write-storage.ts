@@ -9,7 +9,7 @@ import {
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
 import type { InvitedPerson } from '../../src/ports/dataset.js'
-import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
+import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { completeIdempotencySlot } from './idempotency-slot.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
@@ -31,6 +31,9 @@ export function isUniqueViolation(error: unknown): boolean {
  * to this value, so such a person cannot sign in with a password until the host sets one.
  */
 const NO_PASSWORD = ''
+
+/** The row of `wfa_id_counters` that holds the last user id given. */
+const USER_ID_COUNTER = 'users'
 
 /** Statements compiled once per storage, shared by its transactions. */
 interface WriteStatements {
@@ -80,15 +83,37 @@ class SqlWriteTransaction implements WriteTransaction {
     private readonly outbox: SqlOutboxOptions,
   ) {}
 
-  async findUserIdByEmail(emailLower: string): Promise<number | null> {
-    const row = await this.trx.selectFrom('wfa_users').select('id').where('email_lower', '=', emailLower).executeTakeFirst()
-    return row === undefined ? null : this.codec.readInt(row.id)
+  async findMemberIdByEmail(companyId: number, emailLower: string): Promise<number | null> {
+    // One query, the same plan whatever the email: a pending user by what the company sent,
+    // an accepted one through the person (never a person who is not a member here).
+    // Two unique-index probes of the company's memberships (see the email filter of `userQuery`).
+    const row = await this.trx
+      .selectFrom('wfa_memberships as m')
+      .select('m.user_id')
+      .where('m.company_id', '=', companyId)
+      .where((eb) =>
+        eb.or([
+          eb('m.invited_email_lower', '=', emailLower),
+          eb.and([
+            eb('m.person_id', '=', eb.selectFrom('wfa_users').select('wfa_users.id').where('wfa_users.email_lower', '=', emailLower)),
+            eb('m.invitation_status', '=', 'accepted'),
+          ]),
+        ]),
+      )
+      .executeTakeFirst()
+    return row === undefined ? null : this.codec.readInt(row.user_id)
   }
 
-  async membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]> {
-    let query = this.trx.selectFrom('wfa_memberships').select('company_id').where('user_id', '=', userId)
-    if (status !== undefined) query = query.where('invitation_status', '=', status)
-    const rows = await query.orderBy('company_id').execute()
+  async personCompanies(companyId: number, userId: number): Promise<number[]> {
+    const rows = await this.trx
+      .selectFrom('wfa_memberships as m')
+      .innerJoin('wfa_memberships as other', 'other.person_id', 'm.person_id')
+      .select('other.company_id')
+      .where('m.company_id', '=', companyId)
+      .where('m.user_id', '=', userId)
+      .where('other.invitation_status', '=', 'accepted')
+      .orderBy('other.company_id')
+      .execute()
     return rows.map((row) => this.codec.readInt(row.company_id))
   }
 
@@ -114,6 +139,39 @@ class SqlWriteTransaction implements WriteTransaction {
     return row !== undefined
   }
 
+  async addPendingMembership(companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<number> {
+    const conflict = `Company ${companyId} already has a user with email ${invited.email}`
+    // Checked first so the usual duplicate never reaches the constraint (on Postgres a
+    // violated constraint aborts the whole transaction); the unique index still settles races.
+    if ((await this.findMemberIdByEmail(companyId, invited.email.toLowerCase())) !== null) throw new WriteConflict(conflict)
+    const userId = await this.#nextUserId()
+    const c = this.codec
+    await this.#unique(conflict, () =>
+      this.trx
+        .insertInto('wfa_memberships')
+        .values({
+          company_id: companyId,
+          user_id: userId,
+          person_id: null,
+          role_ids: c.json([...roleIds]),
+          invitation_status: 'pending',
+          invited_email: invited.email,
+          invited_email_lower: invited.email.toLowerCase(),
+          invited_first_name: invited.first_name,
+          invited_last_name: invited.last_name,
+          created_at: c.instant(now),
+          updated_at: c.instant(now),
+        })
+        .execute(),
+    )
+    return userId
+  }
+
+  async findPersonIdByEmail(emailLower: string): Promise<number | null> {
+    const row = await this.trx.selectFrom('wfa_users').select('id').where('email_lower', '=', emailLower).executeTakeFirst()
+    return row === undefined ? null : this.codec.readInt(row.id)
+  }
+
   async createPerson(person: NewPerson, now: Date): Promise<number> {
     const c = this.codec
     const row = await this.#unique(`A person with email ${person.email} already exists`, () =>
@@ -135,29 +193,40 @@ class SqlWriteTransaction implements WriteTransaction {
     return c.readInt(row.id)
   }
 
-  addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void> {
-    return this.#addMembership(companyId, userId, roleIds, null, now)
-  }
-
-  addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void> {
-    return this.#addMembership(companyId, userId, roleIds, invited, now)
-  }
-
-  async acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean> {
-    const result = await this.trx
-      .updateTable('wfa_memberships')
-      .set({
-        invitation_status: 'accepted',
-        invited_email: null,
-        invited_email_lower: null,
-        invited_first_name: null,
-        invited_last_name: null,
-        updated_at: this.codec.instant(now),
-      })
+  async acceptMembership(companyId: number, userId: number, personId: number, now: Date): Promise<boolean> {
+    const conflict = `Person ${personId} is already a member of company ${companyId}`
+    const pending = await this.trx
+      .selectFrom('wfa_memberships')
+      .select('user_id')
       .where('company_id', '=', companyId)
       .where('user_id', '=', userId)
       .where('invitation_status', '=', 'pending')
       .executeTakeFirst()
+    if (pending === undefined) return false
+    const member = await this.trx
+      .selectFrom('wfa_memberships')
+      .select('user_id')
+      .where('company_id', '=', companyId)
+      .where('person_id', '=', personId)
+      .executeTakeFirst()
+    if (member !== undefined) throw new WriteConflict(conflict)
+    const result = await this.#unique(conflict, () =>
+      this.trx
+        .updateTable('wfa_memberships')
+        .set({
+          person_id: personId,
+          invitation_status: 'accepted',
+          invited_email: null,
+          invited_email_lower: null,
+          invited_first_name: null,
+          invited_last_name: null,
+          updated_at: this.codec.instant(now),
+        })
+        .where('company_id', '=', companyId)
+        .where('user_id', '=', userId)
+        .where('invitation_status', '=', 'pending')
+        .executeTakeFirst(),
+    )
     return Number(result.numUpdatedRows) > 0
   }
 
@@ -171,47 +240,25 @@ class SqlWriteTransaction implements WriteTransaction {
     return Number(result.numDeletedRows) > 0
   }
 
-  async #addMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson | null, now: Date): Promise<void> {
-    const conflict = `User ${userId} is already a member of company ${companyId}`
-    // Checked first so the usual duplicate never reaches the constraint (on Postgres a
-    // violated constraint aborts the whole transaction); the constraint still settles races.
-    const existing = await this.trx
+  async setUserActive(companyId: number, userId: number, active: boolean, now: Date): Promise<void> {
+    const c = this.codec
+    const member = await this.trx
       .selectFrom('wfa_memberships')
-      .select('user_id')
+      .select('person_id')
       .where('company_id', '=', companyId)
       .where('user_id', '=', userId)
+      .where('invitation_status', '=', 'accepted')
       .executeTakeFirst()
-    if (existing !== undefined) throw new WriteConflict(conflict)
-    const c = this.codec
-    await this.#unique(conflict, () =>
-      this.trx
-        .insertInto('wfa_memberships')
-        .values({
-          company_id: companyId,
-          user_id: userId,
-          role_ids: c.json([...roleIds]),
-          invitation_status: invited === null ? 'accepted' : 'pending',
-          invited_email: invited?.email ?? null,
-          invited_email_lower: invited?.email.toLowerCase() ?? null,
-          invited_first_name: invited?.first_name ?? null,
-          invited_last_name: invited?.last_name ?? null,
-          created_at: c.instant(now),
-          updated_at: c.instant(now),
-        })
-        .execute(),
-    )
-  }
-
-  async setUserActive(userId: number, active: boolean, now: Date): Promise<void> {
-    const c = this.codec
-    await this.trx.updateTable('wfa_users').set({ active: c.bool(active), updated_at: c.instant(now) }).where('id', '=', userId).execute()
+    if (member === undefined || member.person_id === null) return
+    const personId = c.readInt(member.person_id)
+    await this.trx.updateTable('wfa_users').set({ active: c.bool(active), updated_at: c.instant(now) }).where('id', '=', personId).execute()
     // A company's view of a user is dated by the membership (see `userQuery`), so every
     // company the person belongs to sees the change in its `updated_since` sync. A company
-    // whose invitation is pending must not: it would learn of another company's change.
+    // whose invitation is pending has no person linked, so it never learns of the change.
     await this.trx
       .updateTable('wfa_memberships')
       .set({ updated_at: c.instant(now) })
-      .where('user_id', '=', userId)
+      .where('person_id', '=', personId)
       .where('invitation_status', '=', 'accepted')
       .execute()
   }
@@ -287,6 +334,32 @@ class SqlWriteTransaction implements WriteTransaction {
       if (value !== undefined) columns[key] = (encode[key] as (value: unknown) => unknown)(value)
     }
     return columns
+  }
+
+  /**
+   * The next user id, from `wfa_id_counters` (migration 0009): the counter's row lock orders
+   * concurrent additions on Postgres, and the largest stored id lifts it past rows a loader or
+   * the host inserted with their own ids. Never reused, not even after a declined invitation.
+   */
+  async #nextUserId(): Promise<number> {
+    const bumped = await this.trx
+      .updateTable('wfa_id_counters')
+      .set((eb) => ({ value: eb('value', '+', 1) }))
+      .where('name', '=', USER_ID_COUNTER)
+      .returning('value')
+      .executeTakeFirst()
+    const stored = await this.trx.selectFrom('wfa_memberships').select((eb) => eb.fn.max('user_id').as('highest')).executeTakeFirst()
+    const highest = stored?.highest === null || stored?.highest === undefined ? 0 : this.codec.readInt(stored.highest)
+    if (bumped !== undefined && this.codec.readInt(bumped.value) > highest) return this.codec.readInt(bumped.value)
+    const next = highest + 1
+    if (bumped === undefined) {
+      await this.#unique('Another transaction created the user id counter; retry', () =>
+        this.trx.insertInto('wfa_id_counters').values({ name: USER_ID_COUNTER, value: next }).execute(),
+      )
+    } else {
+      await this.trx.updateTable('wfa_id_counters').set({ value: next }).where('name', '=', USER_ID_COUNTER).execute()
+    }
+    return next
   }
 
   #run(query: PreparedQuery, values: Record<string, unknown>): Promise<Record<string, any>[]> {

@@ -34,9 +34,14 @@ export interface HostDatabase {
     created_at: string
     updated_at: string
   }
+  /**
+   * A member of an organisation: `member_id` is the API's user id, this organisation's own (a
+   * person in two organisations is two members); `account_id` is the login, null while invited.
+   */
   company_memberships: {
     org_id: number
-    account_id: number
+    member_id: number
+    account_id: number | null
     joined_at: string
     changed_at: string
   }
@@ -47,14 +52,14 @@ export interface HostDatabase {
    */
   membership_invites: {
     org_id: number
-    account_id: number
+    member_id: number
     sent_to_email: string
     given_name: string
     family_name: string
   }
   membership_roles: {
     org_id: number
-    account_id: number
+    member_id: number
     job_role_id: number
   }
   job_roles: {
@@ -220,17 +225,18 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
        country_code TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS accounts (account_id INTEGER PRIMARY KEY, email_address TEXT NOT NULL UNIQUE, given_name TEXT NOT NULL,
        family_name TEXT NOT NULL, login_enabled INTEGER NOT NULL, pw_digest TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS company_memberships (org_id INTEGER NOT NULL REFERENCES organisations, account_id INTEGER NOT NULL REFERENCES accounts,
-       joined_at TEXT NOT NULL, changed_at TEXT NOT NULL, PRIMARY KEY (org_id, account_id))`,
-    `CREATE TABLE IF NOT EXISTS membership_invites (org_id INTEGER NOT NULL, account_id INTEGER NOT NULL, sent_to_email TEXT NOT NULL,
-       given_name TEXT NOT NULL, family_name TEXT NOT NULL, PRIMARY KEY (org_id, account_id),
-       FOREIGN KEY (org_id, account_id) REFERENCES company_memberships)`,
+    `CREATE TABLE IF NOT EXISTS company_memberships (org_id INTEGER NOT NULL REFERENCES organisations, member_id INTEGER NOT NULL UNIQUE,
+       account_id INTEGER REFERENCES accounts, joined_at TEXT NOT NULL, changed_at TEXT NOT NULL, PRIMARY KEY (org_id, member_id),
+       UNIQUE (org_id, account_id))`,
+    `CREATE TABLE IF NOT EXISTS membership_invites (org_id INTEGER NOT NULL, member_id INTEGER NOT NULL, sent_to_email TEXT NOT NULL,
+       given_name TEXT NOT NULL, family_name TEXT NOT NULL, PRIMARY KEY (org_id, member_id),
+       FOREIGN KEY (org_id, member_id) REFERENCES company_memberships)`,
     `CREATE TABLE IF NOT EXISTS job_roles (job_role_id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations, title TEXT NOT NULL,
        permissions_json TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS membership_roles (org_id INTEGER NOT NULL, account_id INTEGER NOT NULL, job_role_id INTEGER NOT NULL REFERENCES job_roles,
-       PRIMARY KEY (org_id, account_id, job_role_id), FOREIGN KEY (org_id, account_id) REFERENCES company_memberships)`,
+    `CREATE TABLE IF NOT EXISTS membership_roles (org_id INTEGER NOT NULL, member_id INTEGER NOT NULL, job_role_id INTEGER NOT NULL REFERENCES job_roles,
+       PRIMARY KEY (org_id, member_id, job_role_id), FOREIGN KEY (org_id, member_id) REFERENCES company_memberships)`,
     `CREATE TABLE IF NOT EXISTS staff_members (staff_member_id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations,
-       account_id INTEGER REFERENCES accounts, payroll_code TEXT NOT NULL, position_title TEXT, contract_kind TEXT NOT NULL,
+       account_id INTEGER REFERENCES company_memberships (member_id), payroll_code TEXT NOT NULL, position_title TEXT, contract_kind TEXT NOT NULL,
        hours_per_week REAL NOT NULL, hired_on TEXT NOT NULL, left_on TEXT, reports_to INTEGER, gross_salary_cents INTEGER NOT NULL,
        bank_iban TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS client_projects (client_project_id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations,
@@ -251,8 +257,8 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
     `CREATE TABLE IF NOT EXISTS tasks (task_id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations,
        task_list_id INTEGER NOT NULL REFERENCES task_lists, headline TEXT NOT NULL, body TEXT, task_state TEXT NOT NULL,
        urgency TEXT NOT NULL, flagged INTEGER NOT NULL, all_day INTEGER NOT NULL, due_on TEXT, due_at TEXT,
-       assignee_account_id INTEGER REFERENCES accounts, offered_to_role_id INTEGER REFERENCES job_roles,
-       claimed_by_account_id INTEGER REFERENCES accounts, origin_kind TEXT, origin_ref INTEGER,
+       assignee_account_id INTEGER REFERENCES company_memberships (member_id), offered_to_role_id INTEGER REFERENCES job_roles,
+       claimed_by_account_id INTEGER REFERENCES company_memberships (member_id), origin_kind TEXT, origin_ref INTEGER,
        created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS task_checklist_items (item_id INTEGER PRIMARY KEY, task_id INTEGER NOT NULL REFERENCES tasks,
        position INTEGER NOT NULL, label TEXT NOT NULL, is_done INTEGER NOT NULL)`,
@@ -263,7 +269,7 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
        scope_list TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, label TEXT, requests_per_window INTEGER, issued_at TEXT NOT NULL,
        last_used_at TEXT)`,
     // Every list of the public API is "one organisation, ordered by id": index accordingly.
-    'CREATE INDEX IF NOT EXISTS company_memberships_org ON company_memberships (org_id, account_id)',
+    'CREATE INDEX IF NOT EXISTS company_memberships_account ON company_memberships (account_id)',
     'CREATE INDEX IF NOT EXISTS job_roles_org ON job_roles (org_id, job_role_id)',
     'CREATE INDEX IF NOT EXISTS staff_members_org ON staff_members (org_id, staff_member_id)',
     'CREATE INDEX IF NOT EXISTS client_projects_org ON client_projects (org_id, client_project_id)',

@@ -84,9 +84,9 @@ async function page<Row, R>(rows: Promise<Row[]>, count: Promise<{ total: number
  * `membership_invites`) is dated by the membership alone: the organisation must not see the
  * account change for another organisation.
  */
-const USER_UPDATED_AT = sql<string>`(case when i.account_id is null then max(a.updated_at, m.changed_at) else m.changed_at end)`
+const USER_UPDATED_AT = sql<string>`(case when i.member_id is null then max(a.updated_at, m.changed_at) else m.changed_at end)`
 /** What the organisation sees of the login: a pending member is shown inactive, whatever the account says. */
-const USER_ACTIVE = sql<Flag>`(case when i.account_id is null then a.login_enabled else 0 end)`
+const USER_ACTIVE = sql<Flag>`(case when i.member_id is null then a.login_enabled else 0 end)`
 /** The email the organisation sees: the one it typed while the invitation is pending. */
 const USER_EMAIL = sql<string>`coalesce(i.sent_to_email, a.email_address)`
 
@@ -97,8 +97,9 @@ class HostUsers implements ResourceReader<UserRecord, UserFilter> {
   #query(orgId: number, filter: UserFilter) {
     let query = this.db
       .selectFrom('company_memberships as m')
-      .innerJoin('accounts as a', 'a.account_id', 'm.account_id')
-      .leftJoin('membership_invites as i', (join) => join.onRef('i.org_id', '=', 'm.org_id').onRef('i.account_id', '=', 'm.account_id'))
+      // An invited member has no account yet: only what the organisation typed.
+      .leftJoin('accounts as a', 'a.account_id', 'm.account_id')
+      .leftJoin('membership_invites as i', (join) => join.onRef('i.org_id', '=', 'm.org_id').onRef('i.member_id', '=', 'm.member_id'))
       .where('m.org_id', '=', orgId)
     // Filters compare what the organisation sees, pending members included.
     if (filter.active !== undefined) query = query.where(USER_ACTIVE, '=', flag(filter.active))
@@ -110,7 +111,7 @@ class HostUsers implements ResourceReader<UserRecord, UserFilter> {
 
   #selected(orgId: number, filter: UserFilter) {
     return this.#query(orgId, filter).select([
-      'm.account_id',
+      'm.member_id',
       'a.email_address',
       'a.given_name',
       'a.family_name',
@@ -125,43 +126,43 @@ class HostUsers implements ResourceReader<UserRecord, UserFilter> {
 
   async list(orgId: number, filter: UserFilter, window: PageWindow): Promise<ListResult<UserRecord>> {
     const found = await page(
-      this.#selected(orgId, filter).orderBy('m.account_id').limit(window.limit).offset(window.offset).execute(),
+      this.#selected(orgId, filter).orderBy('m.member_id').limit(window.limit).offset(window.offset).execute(),
       this.#query(orgId, filter).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
       (row) => row,
     )
-    const roles = await this.#roleIds(orgId, found.rows.map((row) => row.account_id))
-    return { rows: found.rows.map((row) => toUser(row, roles.get(row.account_id) ?? [])), total: found.total }
+    const roles = await this.#roleIds(orgId, found.rows.map((row) => row.member_id))
+    return { rows: found.rows.map((row) => toUser(row, roles.get(row.member_id) ?? [])), total: found.total }
   }
 
   async get(orgId: number, id: number): Promise<UserRecord | null> {
-    const row = await this.#selected(orgId, {}).where('m.account_id', '=', id).executeTakeFirst()
+    const row = await this.#selected(orgId, {}).where('m.member_id', '=', id).executeTakeFirst()
     if (row === undefined) return null
     const roles = await this.#roleIds(orgId, [id])
     return toUser(row, roles.get(id) ?? [])
   }
 
   /** Role ids per member of this organisation, ascending: one query for a whole page. */
-  async #roleIds(orgId: number, accountIds: number[]): Promise<Map<number, number[]>> {
-    const byAccount = new Map<number, number[]>()
-    if (accountIds.length === 0) return byAccount
+  async #roleIds(orgId: number, memberIds: number[]): Promise<Map<number, number[]>> {
+    const byMember = new Map<number, number[]>()
+    if (memberIds.length === 0) return byMember
     const rows = await this.db
       .selectFrom('membership_roles')
-      .select(['account_id', 'job_role_id'])
+      .select(['member_id', 'job_role_id'])
       .where('org_id', '=', orgId)
-      .where('account_id', 'in', accountIds)
+      .where('member_id', 'in', memberIds)
       .orderBy('job_role_id')
       .execute()
-    for (const row of rows) byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row.job_role_id])
-    return byAccount
+    for (const row of rows) byMember.set(row.member_id, [...(byMember.get(row.member_id) ?? []), row.job_role_id])
+    return byMember
   }
 }
 
 interface UserRow {
-  account_id: number
-  email_address: string
-  given_name: string
-  family_name: string
-  login_enabled: Flag
+  member_id: number
+  email_address: string | null
+  given_name: string | null
+  family_name: string | null
+  login_enabled: Flag | null
   invite_email: string | null
   invite_given_name: string | null
   invite_family_name: string | null
@@ -173,10 +174,10 @@ interface UserRow {
 function toUser(row: UserRow, roleIds: number[]): UserRecord {
   const pending = row.invite_email !== null
   return {
-    id: row.account_id,
-    email: pending ? row.invite_email ?? '' : row.email_address,
-    first_name: pending ? row.invite_given_name ?? '' : row.given_name,
-    last_name: pending ? row.invite_family_name ?? '' : row.family_name,
+    id: row.member_id,
+    email: pending ? row.invite_email ?? '' : row.email_address ?? '',
+    first_name: pending ? row.invite_given_name ?? '' : row.given_name ?? '',
+    last_name: pending ? row.invite_family_name ?? '' : row.family_name ?? '',
     active: !pending && row.login_enabled === 1,
     role_ids: roleIds,
     invitation_status: pending ? 'pending' : 'accepted',

@@ -42,7 +42,8 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
     }))
     await insert('company_memberships', data.memberships, (m) => ({
       org_id: m.company_id,
-      account_id: m.user_id,
+      member_id: m.user_id,
+      account_id: m.person_id,
       joined_at: iso(m.created_at),
       changed_at: iso(m.updated_at),
     }))
@@ -50,7 +51,7 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
       'membership_invites',
       data.memberships.flatMap((m) =>
         m.invitation_status === 'pending' && m.invited !== null
-          ? [{ org_id: m.company_id, account_id: m.user_id, sent_to_email: m.invited.email, given_name: m.invited.first_name, family_name: m.invited.last_name }]
+          ? [{ org_id: m.company_id, member_id: m.user_id, sent_to_email: m.invited.email, given_name: m.invited.first_name, family_name: m.invited.last_name }]
           : [],
       ),
       (row) => row,
@@ -65,7 +66,7 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
     }))
     await insert(
       'membership_roles',
-      data.memberships.flatMap((m) => m.role_ids.map((roleId) => ({ org_id: m.company_id, account_id: m.user_id, job_role_id: roleId }))),
+      data.memberships.flatMap((m) => m.role_ids.map((roleId) => ({ org_id: m.company_id, member_id: m.user_id, job_role_id: roleId }))),
       (row) => row,
     )
     await insert('staff_members', data.employees, (e) => ({

@@ -21,7 +21,7 @@ export interface paths {
         put?: never;
         /**
          * Add a user to your company
-         * @description Adds a person to your company, with optional roles, and optionally sends an invitation email. A person who already has a login elsewhere is added as `pending` until they accept the invitation (sent in any case). Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.
+         * @description Invites a person to your company, with optional roles: the user is `pending` (`active: false`), under a fresh id of your company's, until the person accepts the invitation, which is always sent (`send_invite` no longer changes anything). The answer is the same whether or not the email has a login in another company. Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.
          *
          *     Needs the scope `users:write`; the company's `core` module must be active.
          */
@@ -1360,7 +1360,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description This API key spent its request budget for the window, or this address made too many failed authentications. Wait `Retry-After` seconds. */
+        /** @description This API key spent its request budget for the window, or the request failed authentication from an address that made too many failed authentications (a valid key is still served from it). Wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1591,15 +1591,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": 83,
+                     *         "id": 86,
                      *         "email": "ada.lovelace@example.com",
                      *         "first_name": "Ada",
                      *         "last_name": "Lovelace",
-                     *         "active": true,
+                     *         "active": false,
                      *         "role_ids": [
                      *           1
                      *         ],
-                     *         "invitation_status": "accepted",
+                     *         "invitation_status": "pending",
                      *         "created_at": "2026-10-01T09:30:00.000Z",
                      *         "updated_at": "2026-10-01T09:30:00.000Z"
                      *       }

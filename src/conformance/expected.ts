@@ -27,27 +27,28 @@ function project<R>(row: object, keys: readonly string[]): R {
 }
 
 /**
- * A company's users: each membership joined with its person; dates are the membership's. A
- * pending membership is what the company sent, inactive: nothing of the person shows.
+ * A company's users: each membership (whose `user_id` is the user's id, of this company only),
+ * joined once accepted with its person; dates are the membership's. A pending membership has no
+ * person: it is what the company sent, inactive.
  */
 function usersOf(dataset: Dataset, companyId: number): UserRecord[] {
   const people = new Map(dataset.people.map((person) => [person.id, person]))
   return dataset.memberships
     .filter((membership) => membership.company_id === companyId)
     .map((membership) => {
-      const person = people.get(membership.user_id)
-      if (person === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.user_id}`)
       const pending = membership.invitation_status === 'pending'
-      if (pending !== (membership.invited !== null)) {
-        throw new Error(`conformance fixture: membership ${companyId}/${person.id} must carry invited data exactly while pending`)
+      if (pending !== (membership.invited !== null) || pending !== (membership.person_id === null)) {
+        throw new Error(`conformance fixture: membership ${companyId}/${membership.user_id} must carry invited data and no person exactly while pending`)
       }
-      const shown = membership.invited ?? person
+      const person = pending ? undefined : people.get(membership.person_id as number)
+      if (!pending && person === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.person_id}`)
+      const shown = membership.invited ?? person!
       return {
-        id: person.id,
+        id: membership.user_id,
         email: shown.email,
         first_name: shown.first_name,
         last_name: shown.last_name,
-        active: pending ? false : person.active,
+        active: pending ? false : person!.active,
         role_ids: [...membership.role_ids],
         invitation_status: membership.invitation_status,
         created_at: new Date(membership.created_at.getTime()),

@@ -15,10 +15,11 @@
  *   and one in the repeated hour of a fall-back night;
  * - an amount and a reference above 2^32 (int8 columns, int8-as-string drivers);
  * - text with quotes, apostrophes, `_`, `+`, non-ASCII, a newline and an empty string;
- * - pending memberships (an invitation not yet accepted): an active person of company 2 alone
- *   invited into company 1, and one of company 1 alone invited into company 2, each with an email in another
- *   letter case, other names, and dates older than the person's last change, so an adapter that
- *   shows the person's data, login or dates to the inviting company fails.
+ * - pending users (an invitation not yet accepted, no person linked): company 1 invites the email
+ *   of an active person of company 2 alone, and company 2 one of company 1 alone, each in another
+ *   letter case, with other names, and dates older than the person's last change, so an adapter
+ *   that shows a person's data, login or dates to the inviting company (joining by email, say) fails;
+ * - user ids of company 2's shared people that differ from their ids in company 1 (issue 21).
  */
 import type { ChecklistStep, TodoRecord } from '../ports/records.js'
 import type { Dataset } from '../ports/dataset.js'
@@ -29,11 +30,11 @@ export const MAX_LIMIT = 100
 
 /** Ids of the hand-made rows that tests name explicitly. */
 export interface EdgeIds {
-  /** A company 1 user with `_`, `+`, an apostrophe and mixed case in the email. */
+  /** A company 1 user (its user id) with `_`, `+`, an apostrophe and mixed case in the email. */
   person: number
-  /** An active person of company 2 alone whose membership of company 1 is pending. */
+  /** Company 1's pending user naming the email of an active person of company 2 alone. */
   pendingInCompany1: number
-  /** An active person of company 1 alone whose membership of company 2 is pending. */
+  /** Company 2's pending user naming the email of an active person of company 1 alone. */
   pendingInCompany2: number
   /** A customer reference above 2^32 (company 1 project). */
   bigCustomerId: number
@@ -86,30 +87,39 @@ export function conformanceFixture(): ConformanceFixture {
     ...stamps('2026-02-01T09:15:30.123Z', '2026-02-03T10:20:40.456Z'),
   })
   const firstRoleOfCompany1 = first(ds.roles, 1).id
+  // User ids are the memberships' own (per company, issue 21), from one counter above every id.
+  const nextUserId = () => Math.max(0, ...ds.memberships.map((m) => m.user_id)) + 1
+  // The edge person's first membership keeps the person's id as its user id, as a migrated one does.
+  const personUser = person
+  if (ds.memberships.some((m) => m.user_id === personUser)) throw new Error(`conformance fixture: user id ${personUser} is taken`)
   ds.memberships.push({
     company_id: 1,
-    user_id: person,
+    user_id: personUser,
+    person_id: person,
     role_ids: [firstRoleOfCompany1, roleId],
     invitation_status: 'accepted',
     invited: null,
     ...stamps('2026-02-01T09:15:30.123Z', '2026-02-04T11:00:00.789Z'),
   })
 
-  // Pending memberships: each company sees only what it sent, never the person it names.
+  // Pending memberships: each company sees only what it sent, never the person whose email it
+  // names (no person is linked until the host accepts; an adapter that joins by email fails).
   const onlyIn = (companyId: number) =>
     [...ds.people].reverse().find(
       (candidate) =>
         candidate.active &&
         candidate.id !== person &&
         candidate.email !== candidate.email.toUpperCase() &&
-        ds.memberships.filter((m) => m.user_id === candidate.id).map((m) => m.company_id).join() === String(companyId),
+        ds.memberships.filter((m) => m.person_id === candidate.id).map((m) => m.company_id).join() === String(companyId),
     )
   const invitee = onlyIn(2)
   const inviteeOf2 = onlyIn(1)
   if (invitee === undefined || inviteeOf2 === undefined) throw new Error('conformance fixture: the seed needs an active person of company 1 alone and one of company 2 alone')
+  const pendingInCompany1 = nextUserId()
   ds.memberships.push({
     company_id: 1,
-    user_id: invitee.id,
+    user_id: pendingInCompany1,
+    person_id: null,
     role_ids: [roleId],
     invitation_status: 'pending',
     invited: { email: invitee.email.toUpperCase(), first_name: 'Invitata Ünïcode', last_name: "Dall'Invito" },
@@ -117,9 +127,11 @@ export function conformanceFixture(): ConformanceFixture {
     created_at: new Date(invitee.updated_at.getTime() - 2 * 86_400_000 + 321),
     updated_at: new Date(invitee.updated_at.getTime() - 86_400_000 + 654),
   })
+  const pendingInCompany2 = nextUserId()
   ds.memberships.push({
     company_id: 2,
-    user_id: inviteeOf2.id,
+    user_id: pendingInCompany2,
+    person_id: null,
     role_ids: [first(ds.roles, 2).id],
     invitation_status: 'pending',
     invited: { email: inviteeOf2.email.toLowerCase().replace(/^./, (c) => c.toUpperCase()), first_name: 'Ånother', last_name: 'Invitée' },
@@ -131,7 +143,7 @@ export function conformanceFixture(): ConformanceFixture {
   ds.employees.push({
     id: employee,
     company_id: 1,
-    user_id: person,
+    user_id: personUser,
     employee_number: 'E-ÆDGE',
     job_title: "Capo d'opera",
     contract_type: 'fixed_term',
@@ -295,7 +307,7 @@ export function conformanceFixture(): ConformanceFixture {
   checkFits(ds)
   return {
     dataset: ds,
-    edges: { person, pendingInCompany1: invitee.id, pendingInCompany2: inviteeOf2.id, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo },
+    edges: { person: personUser, pendingInCompany1, pendingInCompany2, bigCustomerId: BIG_REFERENCE, bigAmountExpense, zeroAmountExpense, unicodeTodo },
   }
 }
 
@@ -364,12 +376,14 @@ function adversarial(ds: Dataset): Dataset {
     return mapped
   }
   const toNullable = (ids: Map<number, number>, id: number | null, what: string) => (id === null ? null : to(ids, id, what))
+  const users = new Map(ds.memberships.map((m) => [m.user_id, gapped(m.user_id)]))
   for (const membership of ds.memberships) {
-    membership.user_id = to(people, membership.user_id, 'person')
+    membership.user_id = to(users, membership.user_id, 'user')
+    membership.person_id = toNullable(people, membership.person_id, 'person')
     membership.role_ids = membership.role_ids.map((id) => to(roles, id, 'role'))
   }
   for (const employee of ds.employees) {
-    employee.user_id = toNullable(people, employee.user_id, 'person')
+    employee.user_id = toNullable(users, employee.user_id, 'user')
     employee.supervisor_id = toNullable(employees, employee.supervisor_id, 'employee')
   }
   for (const shift of ds.shifts) {
@@ -383,8 +397,8 @@ function adversarial(ds: Dataset): Dataset {
   }
   for (const todo of ds.todos) {
     todo.list_id = to(lists, todo.list_id, 'to-do list')
-    todo.assigned_to = toNullable(people, todo.assigned_to, 'person')
-    todo.claimed_by = toNullable(people, todo.claimed_by, 'person')
+    todo.assigned_to = toNullable(users, todo.assigned_to, 'user')
+    todo.claimed_by = toNullable(users, todo.claimed_by, 'user')
     todo.assignee_group_id = toNullable(roles, todo.assignee_group_id, 'role')
   }
 
@@ -411,8 +425,8 @@ function adversarial(ds: Dataset): Dataset {
   }
   const personMoved = shuffleStamps(ds.people, 'people')
   for (const membership of ds.memberships) {
-    const moved = personMoved.get(membership.user_id)
-    if (moved === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.user_id}`)
+    const moved = personMoved.get(membership.person_id ?? 0)
+    if (moved === undefined) throw new Error(`conformance fixture: membership of unknown person ${membership.person_id}`)
     membership.created_at = new Date(membership.created_at.getTime() + moved.created)
     membership.updated_at = new Date(membership.updated_at.getTime() + moved.updated)
   }

@@ -1,9 +1,9 @@
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
-import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
+import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
 import { renderEvent } from '../webhooks/events.js'
 
-/** Which membership: the inviting company and the invited person (the user id the API showed). */
+/** Which invitation: the inviting company and the user id the API showed it (an id of that company only). */
 export interface InvitationRef {
   companyId: number
   userId: number
@@ -14,12 +14,14 @@ export class InvitationError extends Error {
   constructor(
     message: string,
     /**
-     * `not_found`: the person has no membership of that company (never invited, or declined);
+     * `not_found`: the company has no such user (never invited, or declined);
      * `not_pending`: the membership is accepted, so there is no invitation to decline;
+     * `already_member`: the email's person is already an accepted member of the company under
+     *   another user id (decline this invitation);
      * `invalid_input`: the ids are not positive integers;
      * `unavailable`: the plugin was registered without `writes`, so nothing can be invited.
      */
-    readonly reason: 'not_found' | 'not_pending' | 'invalid_input' | 'unavailable',
+    readonly reason: 'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable',
   ) {
     super(message)
     this.name = 'InvitationError'
@@ -27,10 +29,10 @@ export class InvitationError extends Error {
 }
 
 /**
- * The host's side of an invitation (`app.workforceApi.invitations`). A company that adds a
- * person who already has a login gets a pending membership; the person is asked by the
- * `InviteSender`'s email, and the host — having authenticated the person in its own UI —
- * records their answer here. Each answer is one transaction with its change event, like every
+ * The host's side of an invitation (`app.workforceApi.invitations`). Every user a company adds
+ * through the API is a pending invitation; the person is asked by the `InviteSender`'s email,
+ * and the host — having authenticated the person in its own UI — records their answer here.
+ * Only here is the email resolved to a person: an existing login, or a new one. Each answer is one transaction with its change event, like every
  * write of the API.
  *
  * @example
@@ -45,20 +47,31 @@ export class InvitationManager {
   ) {}
 
   /**
-   * The person accepts: the membership turns accepted, the company sees them as stored from
-   * now on (a `users.updated` event for it), and the person is shared by their companies.
-   * Accepting an accepted membership changes nothing and returns the user.
+   * The person accepts: the invitation's email is resolved to the person with that login, or a
+   * new person (login enabled, the names the company sent) is created; the membership is linked
+   * to them and turns accepted, keeping its id; the company sees the person as stored from now
+   * on (a `users.updated` event for it). Accepting an accepted membership changes nothing and
+   * returns the user.
    *
    * @returns the user as the inviting company now sees them
-   * @throws InvitationError `not_found`, `invalid_input`, `unavailable`
+   * @throws InvitationError `not_found`, `already_member`, `invalid_input`, `unavailable`
    */
   accept(ref: InvitationRef): Promise<UserRecord> {
     return this.#transaction(ref, async (tx, { companyId, userId }, now) => {
       const user = await tx.getUser(companyId, userId)
       if (user === null) throw notFound(ref)
       if (user.invitation_status === 'accepted') return user
+      const emailLower = user.email.toLowerCase()
+      const personId =
+        (await tx.findPersonIdByEmail(emailLower)) ??
+        (await tx.createPerson({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now))
       // Re-checked by the adapter: of two racing accepts only one changes the row and records an event.
-      const accepted = await tx.acceptMembership(companyId, userId, now)
+      const accepted = await tx.acceptMembership(companyId, userId, personId, now).catch((error: unknown) => {
+        if (error instanceof WriteConflict) {
+          throw new InvitationError(`The person invited as user ${userId} is already a member of company ${companyId}`, 'already_member')
+        }
+        throw error
+      })
       const member = (await tx.getUser(companyId, userId)) as UserRecord
       if (accepted) await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: member }, now))
       return member

@@ -71,15 +71,15 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = {
     "status": 201,
     "response": {
       "data": {
-        "id": 83,
+        "id": 86,
         "email": "ada.lovelace@example.com",
         "first_name": "Ada",
         "last_name": "Lovelace",
-        "active": true,
+        "active": false,
         "role_ids": [
           1
         ],
-        "invitation_status": "accepted",
+        "invitation_status": "pending",
         "created_at": "2026-10-01T09:30:00.000Z",
         "updated_at": "2026-10-01T09:30:00.000Z"
       }

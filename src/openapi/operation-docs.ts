@@ -63,7 +63,7 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDocs>> = {
   getUser: get('user'),
   createUser: {
     description:
-      'Adds a person to your company, with optional roles, and optionally sends an invitation email. A person who already has a login elsewhere is added as `pending` until they accept the invitation (sent in any case). Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.',
+      'Invites a person to your company, with optional roles: the user is `pending` (`active: false`), under a fresh id of your company\'s, until the person accepts the invitation, which is always sent (`send_invite` no longer changes anything). The answer is the same whether or not the email has a login in another company. Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.',
     responses: { 201: 'The user as now part of your company; `Location` names it.' },
   },
   activateUser: {

@@ -21,7 +21,7 @@ import type { PlatformModule } from './module-registry.js'
  */
 export interface Dataset {
   companies: CompanyRecord[]
-  /** People with a login. One person may be a member of several companies. */
+  /** People with a login (internal ids). One person may be a member of several companies, under one user id per company. */
   people: PersonRow[]
   memberships: MembershipRow[]
   roles: Array<RoleRecord & { company_id: number }>
@@ -49,22 +49,26 @@ export interface PersonRow {
 }
 
 /**
- * A person's membership of a company. The user resource's `created_at`/`updated_at` are the
- * membership's: the user as this company sees them. A change to the shared person bumps
- * `updated_at` of each of their accepted memberships.
+ * A company's user: a membership, with its own id. The user resource's `id`, `created_at` and
+ * `updated_at` are the membership's: the user as this company sees them. Ids are per company
+ * (docs/decisions.md, "Every addition is an invitation"): a person who belongs to two companies
+ * is two users with two ids, so an id never links a person across companies. A change to the
+ * shared person bumps `updated_at` of each of their accepted memberships.
  *
- * A company that adds a person who already has a login gets a `pending` membership: the company
- * sees only what it sent (`invited`), and the person counts as its member for nothing else
- * (not for exclusivity, not for the person's changes) until they accept.
+ * Every user a company adds starts `pending`, with no person (`person_id: null`): the company
+ * sees only what it sent (`invited`) until the host accepts the invitation, which links the
+ * membership to an existing person with that email or to a new one.
  */
 export interface MembershipRow {
   company_id: number
+  /** The user's id: unique across all memberships, never reused, increasing with creation (spec 2.4). */
   user_id: number
+  /** The person (`PersonRow.id`, internal) once accepted; `null` exactly while pending. */
+  person_id: number | null
   role_ids: number[]
   invitation_status: InvitationStatus
   /**
-   * Set exactly while `pending`: the person as the inviting company sent them (the email as
-   * sent, equal to the person's email but for letter case). `null` once accepted.
+   * Set exactly while `pending`: the person as the inviting company sent them. `null` once accepted.
    */
   invited: InvitedPerson | null
   created_at: Date

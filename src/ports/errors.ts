@@ -32,8 +32,9 @@ function brandedInstance(constructor: Function, base: Function, brand: symbol, v
 
 /**
  * Thrown by a `WriteTransaction` when a write would break uniqueness: a person whose email
- * (compared case-insensitively) already exists (`createPerson`), or a membership that already
- * exists, pending or accepted (`addMembership`, `addPendingMembership`). Throw it from the unique
+ * (compared case-insensitively) already exists (`createPerson`), a company user with that email
+ * already exists, pending or accepted (`addPendingMembership`), or a person is already a member
+ * of the company (`acceptMembership`). Throw it from the unique
  * index's violation, so that of two racing transactions the loser gets it. The plugin answers
  * 409 `conflict`; the transaction is rolled back like for any other error.
  *

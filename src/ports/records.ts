@@ -31,8 +31,8 @@ export type ContractType = (typeof CONTRACT_TYPES)[number]
 export type TodoStatus = (typeof TODO_STATUSES)[number]
 export type TodoPriority = (typeof TODO_PRIORITIES)[number]
 /**
- * A membership's state: `accepted`, or `pending` until a person who already had a login when
- * the company added them accepts its invitation (docs/decisions.md, "Invitations").
+ * A membership's state: `pending` from the moment a company adds the user until the host
+ * accepts the invitation, `accepted` after (docs/decisions.md, "Every addition is an invitation").
  */
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number]
 
@@ -51,8 +51,9 @@ export interface CompanyRecord {
 }
 
 /**
- * A user as seen by one company: the person's login (shared by every company
- * they belong to) joined with their membership of this company.
+ * A user as seen by one company: the company's membership (whose id is the user's id, an id of
+ * this company only) joined, once accepted, with the person's login (shared by every company
+ * they belong to).
  *
  * A `pending` membership is rendered from the membership alone, never from the person: `email`,
  * `first_name` and `last_name` are what the inviting company sent, `active` is `false`, and the
@@ -67,7 +68,7 @@ export interface UserRecord {
   active: boolean
   /** Roles the user holds in this company. */
   role_ids: number[]
-  /** `pending` until the person accepts this company's invitation. */
+  /** `pending` until the host accepts this company's invitation on the person's behalf. */
   invitation_status: InvitationStatus
   created_at: Date
   /** The later of the person's and the membership's last change (the membership's alone while pending). */

@@ -1,6 +1,6 @@
 import type { InvitedPerson } from './dataset.js'
 import type { StoredResponse } from './idempotency-store.js'
-import type { InvitationStatus, TodoRecord, UserRecord } from './records.js'
+import type { TodoRecord, UserRecord } from './records.js'
 
 /**
  * A change to a resource, recorded in the same transaction as the change itself: the
@@ -51,44 +51,54 @@ export type TodoFields = Pick<
  * the adapter only stores. `now` is the plugin's clock; adapters never read the time.
  */
 export interface WriteTransaction {
-  /** The id of the person with this (lower-cased) email, or `null`. */
-  findUserIdByEmail(emailLower: string): Promise<number | null>
   /**
-   * Ids of the companies the person is a member of, in any order. Without `status`, every
-   * membership, pending or accepted (a company may not add the person twice); with it, only
-   * memberships in that state (`'accepted'` decides whether a user is exclusive to a company).
+   * This company's user (pending or accepted) whose email is `emailLower`, or `null`. Looks at
+   * this company's memberships only, never at other companies' people: what `POST /v1/users`
+   * does must not depend on them (docs/decisions.md, "Every addition is an invitation").
    */
-  membershipCompanies(userId: number, status?: InvitationStatus): Promise<number[]>
+  findMemberIdByEmail(companyId: number, emailLower: string): Promise<number | null>
+  /**
+   * Ids of the companies in which the person behind this company's user is an *accepted*
+   * member, this company included, in any order. `[]` for a pending user (no person yet) or an
+   * unknown one. Decides whether a user is exclusive to a company (spec 3.3).
+   */
+  personCompanies(companyId: number, userId: number): Promise<number[]>
   /** Which of `roleIds` are roles of the company. */
   existingRoleIds(companyId: number, roleIds: readonly number[]): Promise<number[]>
   todoListExists(companyId: number, listId: number): Promise<boolean>
 
-  /** Creates a person with an enabled login; returns its id (greater than every existing one). */
+  /**
+   * Adds a `pending` user to the company: a membership that stores `invited` (what the company
+   * sent) and no person yet. Returns its id, the user's id in this company: greater than every
+   * user id the storage has ever given, in any company, and never reused.
+   * Throws `WriteConflict` if the company already has a user with this email (pending or accepted).
+   */
+  addPendingMembership(companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<number>
+  /** The person (login) with this lower-cased email, or `null`. Only invitations' acceptance asks this. */
+  findPersonIdByEmail(emailLower: string): Promise<number | null>
+  /**
+   * Creates a person with an enabled login; returns the person's id (internal: never on the wire).
+   * Throws `WriteConflict` if a person has this email (compared case-insensitively).
+   */
   createPerson(person: NewPerson, now: Date): Promise<number>
-  /** Adds the person to the company, accepted. Throws `WriteConflict` if already a member (pending or accepted). */
-  addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date): Promise<void>
   /**
-   * Adds the person to the company as a `pending` membership that stores `invited` (what the
-   * company sent) for `getUser` and the read port to show instead of the person. Throws
-   * `WriteConflict` if already a member (pending or accepted).
-   */
-  addPendingMembership(companyId: number, userId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date): Promise<void>
-  /**
-   * Turns the company's pending membership of the person accepted: forgets `invited` and sets
-   * the membership's `updated_at = now`; roles and `created_at` stay.
+   * Links the company's pending user to the person and turns the membership accepted: forgets
+   * `invited` and sets the membership's `updated_at = now`; the user's id, roles and `created_at` stay.
    * @returns false (and changes nothing) if there is no pending membership to accept
+   * Throws `WriteConflict` if the person is already an accepted member of the company (under another user id).
    */
-  acceptMembership(companyId: number, userId: number, now: Date): Promise<boolean>
+  acceptMembership(companyId: number, userId: number, personId: number, now: Date): Promise<boolean>
   /**
-   * Deletes the company's pending membership of the person (a declined or withdrawn invitation).
+   * Deletes the company's pending membership (a declined or withdrawn invitation). Its id is never given again.
    * @returns false (and changes nothing) if there is no pending membership; an accepted one is never deleted
    */
   removePendingMembership(companyId: number, userId: number): Promise<boolean>
   /**
-   * Sets the login flag and bumps `updated_at` of the person and of every *accepted* membership.
-   * A pending membership is left alone: its company must not learn of the person's changes.
+   * Sets the login flag of the person behind this company's accepted user, and bumps
+   * `updated_at` of the person and of each of the person's *accepted* memberships, in every
+   * company. Does nothing for a pending or unknown user.
    */
-  setUserActive(userId: number, active: boolean, now: Date): Promise<void>
+  setUserActive(companyId: number, userId: number, active: boolean, now: Date): Promise<void>
   /** The user as the company sees them (a pending one from the membership alone), read inside this transaction. */
   getUser(companyId: number, userId: number): Promise<UserRecord | null>
 

@@ -308,6 +308,11 @@ interface CompanyPlan {
   firstId: number
   /** People of an earlier company who are members here too; they come first among the members. */
   sharedPeople: readonly number[]
+  /**
+   * The user ids of `sharedPeople` in this company: user ids are per company (a person's id in
+   * an earlier company never links them here), fresh ids after every person's.
+   */
+  sharedMemberIds: readonly number[]
   /** The people this company adds: `newPeople` ids from `firstPersonId`. */
   firstPersonId: number
   newPeople: number
@@ -328,6 +333,7 @@ function planCompanies(options: SeedOptions): readonly CompanyPlan[] {
     count: scale,
     firstId: 1,
     sharedPeople: [],
+    sharedMemberIds: [],
     firstPersonId: 1,
     newPeople: scale,
     firstListId: 1,
@@ -340,6 +346,8 @@ function planCompanies(options: SeedOptions): readonly CompanyPlan[] {
     count: COMPANY_2_COUNT,
     firstId: first.firstId + first.count,
     sharedPeople,
+    // After company 2's own people, the last people of the seed.
+    sharedMemberIds: sharedPeople.map((_, k) => first.firstPersonId + first.newPeople + COMPANY_2_COUNT - sharedPeople.length + k),
     firstPersonId: first.firstPersonId + first.newPeople,
     newPeople: COMPANY_2_COUNT - sharedPeople.length,
     firstListId: first.firstListId + first.flavour.todoLists.length,
@@ -356,7 +364,7 @@ function listId(company: CompanyPlan, n: number): number {
 function memberId(company: CompanyPlan, n: number): number {
   const members = company.sharedPeople.length + company.newPeople
   const k = ((n % members) + members) % members
-  return k < company.sharedPeople.length ? at(company.sharedPeople, k) : company.firstPersonId + k - company.sharedPeople.length
+  return k < company.sharedPeople.length ? at(company.sharedMemberIds, k) : company.firstPersonId + k - company.sharedPeople.length
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -407,7 +415,11 @@ function* personRows(plan: readonly CompanyPlan[]): Generator<PersonRow> {
   }
 }
 
-/** Shared people's memberships first, then the company's own people's, each with 0–2 of its roles. */
+/**
+ * The company's own people's memberships, then shared people's under their fresh user ids (in
+ * id order, as a company adds users), each with 0–2 of its roles. The user id of an own person's
+ * membership is the person's id; the person behind every membership is `person_id`.
+ */
 function* membershipRows(plan: readonly CompanyPlan[]): Generator<MembershipRow> {
   for (const company of plan) {
     let position = 0
@@ -418,16 +430,18 @@ function* membershipRows(plan: readonly CompanyPlan[]): Generator<MembershipRow>
       position++
       return [...ids].sort((a, b) => a - b)
     }
-    for (const personId of company.sharedPeople) {
-      // The membership dates from the person; it changed later (role changes in this company).
-      const created = createdAt(personId)
-      const updated = Math.max(updatedAt(personId).getTime(), created.getTime() + 20 * DAY_MS)
-      yield acceptedMembership(company.id, personId, roleIds(), created, updated)
-    }
+    // Roles are drawn in the old order (shared people first) so every other row stays as it was.
+    const sharedRoles = company.sharedPeople.map(() => roleIds())
     for (let local = 1; local <= company.newPeople; local++) {
       const id = company.firstPersonId + local - 1
       const updated = updatedAt(id).getTime() + (id % 5 === 0 ? 2 * DAY_MS : 0)
-      yield acceptedMembership(company.id, id, roleIds(), createdAt(id), updated)
+      yield acceptedMembership(company.id, id, id, roleIds(), createdAt(id), updated)
+    }
+    for (const [k, personId] of company.sharedPeople.entries()) {
+      // Added after the company's own people; it changed later (role changes in this company).
+      const created = new Date(createdAt(at(company.sharedMemberIds, k)).getTime())
+      const updated = Math.max(updatedAt(personId).getTime(), created.getTime() + 20 * DAY_MS)
+      yield acceptedMembership(company.id, at(company.sharedMemberIds, k), personId, at(sharedRoles, k), created, updated)
     }
   }
 }
@@ -645,11 +659,12 @@ function cycleDue(local: number, days: readonly Day[]): Due {
   }
 }
 
-/** A member from the start (no invitation): the seed's every membership. */
-function acceptedMembership(companyId: number, userId: number, roleIds: number[], created: Date, updatedAtMs: number): MembershipRow {
+/** An accepted member (its invitation accepted long ago): the seed's every membership. */
+function acceptedMembership(companyId: number, userId: number, personId: number, roleIds: number[], created: Date, updatedAtMs: number): MembershipRow {
   return {
     company_id: companyId,
     user_id: userId,
+    person_id: personId,
     role_ids: roleIds,
     invitation_status: 'accepted',
     invited: null,

@@ -107,7 +107,7 @@ describe("the plugin answers a third-party adapter's errors from another copy of
 
   it('a WriteConflict of the other copy from a lost race on POST /v1/users is a 409, not a 500', async () => {
     const copy = await copyOfErrors()
-    const { send } = await appWith({ tx: { createPerson: new copy.WriteConflict('UNIQUE constraint failed: people.email_lower') } })
+    const { send } = await appWith({ tx: { addPendingMembership: new copy.WriteConflict('UNIQUE constraint failed: memberships.invited_email_lower') } })
     const response = await send('POST', '/v1/users', { email: 'racing.new.hire@example.com', first_name: 'Racing', last_name: 'Hire' })
     expect({ status: response.statusCode, code: response.json().error?.code }).toEqual({ status: 409, code: 'conflict' })
   })

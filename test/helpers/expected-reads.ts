@@ -83,11 +83,9 @@ export function usersOf(companyId: number): ExpectedUser[] {
   const users: ExpectedUser[] = []
   for (const membership of DATASET.memberships) {
     if (membership.company_id !== companyId) continue
-    const person = DATASET.people.find((p) => p.id === membership.user_id)
-    if (person === undefined) throw new Error(`membership without person ${membership.user_id}`)
     if (membership.invited !== null) {
       users.push({
-        id: person.id,
+        id: membership.user_id,
         ...membership.invited,
         active: false,
         role_ids: [...membership.role_ids],
@@ -97,8 +95,11 @@ export function usersOf(companyId: number): ExpectedUser[] {
       })
       continue
     }
+    // The user id is the membership's, of this company only; the person is shared (issue 21).
+    const person = DATASET.people.find((p) => p.id === membership.person_id)
+    if (person === undefined) throw new Error(`accepted membership without person ${membership.user_id}`)
     users.push({
-      id: person.id,
+      id: membership.user_id,
       email: person.email,
       first_name: person.first_name,
       last_name: person.last_name,

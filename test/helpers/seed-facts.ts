@@ -16,18 +16,32 @@ export const memberIds = (companyId: number): number[] =>
     .map((m) => m.user_id)
     .sort((a, b) => a - b)
 
-/** People who belong to `companyId` and to no other company. */
+/** The person behind a user id (user ids are per company; issue 21). */
+const personIdOf = (userId: number): number | null => seed().memberships.find((m) => m.user_id === userId)?.person_id ?? null
+
+/** Users of `companyId` whose person belongs to no other company. */
 export function exclusiveMemberIds(companyId: number): number[] {
-  const others = new Set(seed().memberships.filter((m) => m.company_id !== companyId).map((m) => m.user_id))
-  return memberIds(companyId).filter((id) => !others.has(id))
+  const others = new Set(seed().memberships.filter((m) => m.company_id !== companyId).map((m) => m.person_id))
+  return memberIds(companyId).filter((id) => !others.has(personIdOf(id)))
 }
 
-/** People who belong to both companies. */
-export const sharedMemberIds = (a: number, b: number): number[] => memberIds(a).filter((id) => memberIds(b).includes(id))
+/** Users of company `a` whose person is also a member of company `b` (under another user id there). */
+export const sharedMemberIds = (a: number, b: number): number[] => {
+  const inB = new Set(seed().memberships.filter((m) => m.company_id === b).map((m) => m.person_id))
+  return memberIds(a).filter((id) => inB.has(personIdOf(id)))
+}
 
-export function person(id: number) {
-  const found = seed().people.find((p) => p.id === id)
-  if (found === undefined) throw new Error(`seed has no person ${id}`)
+/** The user id of the same person in another company, if they belong to it. */
+export function userIdIn(companyId: number, userId: number): number | undefined {
+  const personId = personIdOf(userId)
+  return seed().memberships.find((m) => m.company_id === companyId && m.person_id === personId)?.user_id
+}
+
+/** The person behind a user id (any company's). */
+export function person(userId: number) {
+  const personId = personIdOf(userId)
+  const found = seed().people.find((p) => p.id === personId)
+  if (found === undefined) throw new Error(`seed has no person behind user ${userId}`)
   return found
 }
 
@@ -53,6 +67,8 @@ export const todoIdsWithStatus = (companyId: number, status: TodoStatus): number
 /** The id the next row of a table gets: ids grow monotonically (spec 2.4.1). */
 export const nextId = (rows: ReadonlyArray<{ id: number }>): number => Math.max(...rows.map((r) => r.id)) + 1
 export const nextPersonId = () => nextId(seed().people)
+/** The id the next user gets: above every user id (issue 21: user ids are per company, from one counter). */
+export const nextUserId = () => Math.max(...seed().memberships.map((m) => m.user_id)) + 1
 export const nextTodoId = () => nextId(seed().todos)
 
 /** Asserts the spec's error envelope (section 7) with `code` and `status`; returns `details`. */

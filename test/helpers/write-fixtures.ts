@@ -31,7 +31,8 @@ export function beginRequest(slot: string, overrides: Partial<IdempotencyBegin> 
 
 /** Rows of the seed dataset the write tests build on. */
 export function pickSeedRows(data: Dataset) {
-  const companiesOf = (userId: number) => data.memberships.filter((m) => m.user_id === userId).map((m) => m.company_id)
+  // By person: user ids are per company (issue 21); `shared.id` is the person's id, and their user id in company 1.
+  const companiesOf = (personId: number) => data.memberships.filter((m) => m.person_id === personId).map((m) => m.company_id)
   const find = <T>(rows: T[], match: (row: T) => boolean, what: string): T => {
     const row = rows.find(match)
     if (row === undefined) throw new Error(`The seed dataset has no ${what}`)

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { buildWriteApp, PREFIX, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
-import { exclusiveMemberIds, listIds, nextPersonId, nextTodoId, todosOf } from '../helpers/seed-facts.js'
+import { exclusiveMemberIds, listIds, nextTodoId, nextUserId, todosOf } from '../helpers/seed-facts.js'
 
 interface WireResponse {
   status: number
@@ -139,7 +139,7 @@ describe.each(WRITE_ADAPTERS)('writes over HTTP ($name)', (factory) => {
     const replay = await send('POST', '/v1/users', withKey('slow-user'), userBody)
     expect(replay.status).toBe(201)
     expect(replay.body).toBe(first.body)
-    expect(replay.headers.get('location')).toBe(`${PREFIX}/v1/users/${nextPersonId()}`)
+    expect(replay.headers.get('location')).toBe(`${PREFIX}/v1/users/${nextUserId()}`)
     expect(replay.headers.get('idempotent-replay')).toBe('true')
   })
 
@@ -148,19 +148,19 @@ describe.each(WRITE_ADAPTERS)('writes over HTTP ($name)', (factory) => {
     const responses = await Promise.all(Array.from({ length: 10 }, () => send('POST', '/v1/users', withKey(), userBody)))
     const created = responses.filter((r) => r.status === 201)
     expect(created).toHaveLength(1)
-    expect(JSON.parse(created[0]?.body as string).data).toMatchObject({ id: nextPersonId(), email: userBody.email })
+    expect(JSON.parse(created[0]?.body as string).data).toMatchObject({ id: nextUserId(), email: userBody.email })
     const refused = responses.filter((r) => r.status !== 201)
     expect(refused).toHaveLength(9)
     for (const res of refused) expectConflict(res)
 
     expect(await t.events()).toStrictEqual([
-      expect.objectContaining({ company_id: 1, type: 'users.created', resource_id: nextPersonId() }),
+      expect.objectContaining({ company_id: 1, type: 'users.created', resource_id: nextUserId() }),
     ])
     const listed = await send('GET', `/v1/users?email=${encodeURIComponent(userBody.email)}`, withKey())
     expect(JSON.parse(listed.body).data).toHaveLength(1)
   })
 
-  it('10 POST /v1/users with one new email from two companies at once: one person, one membership each', async () => {
+  it('10 POST /v1/users with one new email from two companies at once: one pending user each, with an id of its own', async () => {
     const key2 = await t.keyFor(2, ['all'])
     await overlapWrites(10)
     const responses = await Promise.all(
@@ -171,10 +171,13 @@ describe.each(WRITE_ADAPTERS)('writes over HTTP ($name)', (factory) => {
     expect(responses.filter((r) => r.status === 201)).toHaveLength(2)
     for (const res of responses.filter((r) => r.status !== 201)) expectConflict(res)
     const ids = responses.filter((r) => r.status === 201).map((r) => JSON.parse(r.body).data.id)
-    expect(ids).toEqual([nextPersonId(), nextPersonId()])
-    expect((await t.events()).map((e) => [e.company_id, e.type, e.resource_id]).sort()).toEqual([
-      [1, 'users.created', nextPersonId()],
-      [2, 'users.created', nextPersonId()],
+    // Ids are per company (issue 21): the same email gets a fresh id in each, never a shared one.
+    expect([...ids].sort((a, b) => a - b)).toEqual([nextUserId(), nextUserId() + 1])
+    const events = (await t.events()).map((e) => [e.company_id, e.type, e.resource_id])
+    expect(events.map(([company, type]) => [company, type]).sort()).toEqual([
+      [1, 'users.created'],
+      [2, 'users.created'],
     ])
+    expect(events.map(([, , id]) => id).sort()).toEqual([...ids].sort((a, b) => a - b))
   })
 })

@@ -8,7 +8,7 @@ import {
   expectError,
   expectInvalid,
   listIds,
-  nextPersonId,
+  nextUserId,
   nextTodoId,
   person,
   todosOf,
@@ -401,7 +401,7 @@ describe.each(WRITE_ADAPTERS)('idempotent retries ($name)', (factory) => {
       expectExecuted(takeover, 201)
       held.release()
       expectError(await pending, 409, 'conflict')
-      expect((await t.events()).map((e) => [e.type, e.resource_id])).toEqual([['users.created', nextPersonId()]])
+      expect((await t.events()).map((e) => [e.type, e.resource_id])).toEqual([['users.created', nextUserId()]])
     })
   })
 

@@ -99,8 +99,11 @@ describe.each(READ_ADAPTERS)('GET /v1/users filters ($name)', (adapter) => {
   })
 
   it('a shared user’s updated_at is the membership’s: updated_since sees each company’s own change', async () => {
-    // Users present in both companies: their company-2 membership changed later than company 1's.
-    const shared = usersOf(2).filter((user) => usersOf(1).some((other) => other.id === user.id))
+    // Users whose person is in both companies (under another id in each, issue 21): their
+    // company-2 membership changed later than company 1's.
+    const people = (companyId: number) => new Set(DATASET.memberships.filter((m) => m.company_id === companyId).map((m) => m.person_id))
+    const personOf = (userId: number) => DATASET.memberships.find((m) => m.user_id === userId)?.person_id
+    const shared = usersOf(2).filter((user) => people(1).has(personOf(user.id) ?? null))
     expect(shared.length).toBeGreaterThanOrEqual(3)
     const bound = new Date('2026-01-20T00:00:00.000Z')
     for (const companyId of [1, 2]) {
@@ -112,7 +115,7 @@ describe.each(READ_ADAPTERS)('GET /v1/users filters ($name)', (adapter) => {
   })
 
   it('an email of another company’s user finds nothing', async () => {
-    const onlyInCompany1 = usersOf(1).find((user) => !usersOf(2).some((other) => other.id === user.id))
+    const onlyInCompany1 = usersOf(1).find((user) => !usersOf(2).some((other) => other.email === user.email))
     if (onlyInCompany1 === undefined) throw new Error('no company-1-only user')
     expect(await listIds(t, keyOf(2), '/v1/users', `email=${encodeURIComponent(onlyInCompany1.email)}`)).toEqual([])
     expect(DATASET.people.some((person) => person.email === onlyInCompany1.email)).toBe(true)

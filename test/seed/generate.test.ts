@@ -96,7 +96,7 @@ describe('generateDataset', () => {
     }
     const people = new Map(dataset.people.map((p) => [p.id, p]))
     for (const m of dataset.memberships) {
-      expect(m.updated_at.getTime()).toBeGreaterThanOrEqual(people.get(m.user_id)?.updated_at.getTime() ?? Infinity)
+      expect(m.updated_at.getTime()).toBeGreaterThanOrEqual(people.get(m.person_id ?? 0)?.updated_at.getTime() ?? Infinity)
     }
   })
 
@@ -192,7 +192,7 @@ describe('generateDataset', () => {
 
   it('has shared and inactive users, and unique, partly mixed-case emails', () => {
     const byCompany = (companyId: number) =>
-      new Set(dataset.memberships.filter((m) => m.company_id === companyId).map((m) => m.user_id))
+      new Set(dataset.memberships.filter((m) => m.company_id === companyId).map((m) => m.person_id as number))
     const one = byCompany(1)
     const two = byCompany(2)
     expect([...one].filter((id) => two.has(id)).length).toBeGreaterThanOrEqual(3)
@@ -201,6 +201,13 @@ describe('generateDataset', () => {
       expect([...members].filter((id) => people.get(id)?.active === false).length).toBeGreaterThanOrEqual(5)
     }
     const emails = dataset.people.map((p) => p.email.toLowerCase())
+    // User ids are per company (issue 21): a shared person has a different id in each.
+    const userIds = dataset.memberships.map((m) => m.user_id)
+    expect(new Set(userIds).size).toBe(userIds.length)
+    for (const m of dataset.memberships.filter((m) => m.company_id === 2 && one.has(m.person_id as number))) {
+      expect(m.user_id).not.toBe(m.person_id)
+      expect(m.user_id).toBeGreaterThan(Math.max(...dataset.people.map((p) => p.id)))
+    }
     expect(new Set(emails).size).toBe(emails.length)
     expect(dataset.people.filter((p) => p.email !== p.email.toLowerCase()).length).toBeGreaterThanOrEqual(2)
   })

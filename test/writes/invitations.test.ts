@@ -3,7 +3,7 @@ import { InvitationError } from '../../src/invitations/invitation-manager.js'
 import type { Invitation } from '../../src/ports/invite-sender.js'
 import { build } from '../helpers/build.js'
 import { bearer, buildWriteApp, PREFIX, START_MS, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
-import { exclusiveMemberIds, expectError, person, roleIds } from '../helpers/seed-facts.js'
+import { exclusiveMemberIds, expectError, nextUserId, person, roleIds } from '../helpers/seed-facts.js'
 import { recordedEvent } from '../helpers/recorded-event.js'
 
 const MINUTE = 60_000
@@ -21,8 +21,12 @@ const sentByA = () => ({
 
 const timestamp = (ms: number) => new Date(ms).toISOString()
 
+/** A's id for the user it adds first: a fresh id of its own, above every user id of the seed. */
+const aId = () => nextUserId()
+
 // Issue 8, gap 4: knowing the email of another company's user gives a company neither that
 // company's data about the person nor a say over their login (docs/decisions.md, "Invitations").
+// Issue 21: nor the person's id there: every addition is an invitation under the company's own id.
 describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($name)', (factory) => {
   let t: WriteTestApp
   let invitations: Invitation[]
@@ -51,7 +55,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
   const pendingAsA = () => {
     const sent = sentByA()
     return {
-      id: employeeOfB().id,
+      id: aId(),
       email: sent.email,
       first_name: sent.first_name,
       last_name: sent.last_name,
@@ -67,15 +71,18 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const employee = employeeOfB()
     const bBefore = await t.get(`/v1/users/${employee.id}`, keyB)
     const res = await addEmployeeOfB()
-    expect(res.headers.location).toBe(`${PREFIX}/v1/users/${employee.id}`)
+    // A's own id for the user: never B's id for the person (issue 21: user ids are per company).
+    expect(res.headers.location).toBe(`${PREFIX}/v1/users/${aId()}`)
+    expect(aId()).not.toBe(employee.id)
     expect(res.json()).toStrictEqual({ data: pendingAsA() })
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
     const listed = (await t.get('/v1/users?per_page=100', keyA)).json().data as Array<{ id: number }>
-    expect(listed.filter((user) => user.id === employee.id)).toStrictEqual([pendingAsA()])
+    expect(listed.filter((user) => user.id === aId())).toStrictEqual([pendingAsA()])
+    expect(listed.filter((user) => user.id === employee.id)).toStrictEqual([])
     // Nothing of B's stored person reaches A.
     for (const stored of [employee.first_name, employee.last_name, employee.email]) expect(res.body).not.toContain(`"${stored}"`)
     expect(await t.events()).toStrictEqual([
-      recordedEvent('users.created', 1, employee.id, new Date(START_MS + MINUTE)),
+      recordedEvent('users.created', 1, aId(), new Date(START_MS + MINUTE)),
     ])
     // B sees its employee exactly as before.
     expect((await t.get(`/v1/users/${employee.id}`, keyB)).body).toBe(bBefore.body)
@@ -93,7 +100,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     expect(on.statusCode, on.body).toBe(200)
     expect(on.json().data).toMatchObject({ active: true, updated_at: t.clock.iso() })
     // A learns nothing of B's offboarding: same body, no new updated_at, no event for A.
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
     const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(timestamp(START_MS + 2 * MINUTE))}`, keyA)
     expect(since.json().data).toStrictEqual([])
     expect((await t.events()).map((e) => [e.company_id, e.type])).toEqual([
@@ -108,10 +115,10 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     await addEmployeeOfB()
     const bBefore = await t.get(`/v1/users/${employee.id}`, keyB)
     t.clock.advance(MINUTE)
-    const res = await t.post(`/v1/users/${employee.id}/${action}`, undefined, keyA)
+    const res = await t.post(`/v1/users/${aId()}/${action}`, undefined, keyA)
     expectError(res, 409, 'conflict')
     expect(res.json().error.message).toMatch(/invitation/)
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
     expect((await t.get(`/v1/users/${employee.id}`, keyB)).body).toBe(bBefore.body)
     expect((await t.events()).map((e) => e.type)).toEqual(['users.created'])
   })
@@ -121,7 +128,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const sent = sentByA()
     await addEmployeeOfB({ ...sent, send_invite: false })
     expect(invitations).toStrictEqual([
-      { companyId: 1, userId: employee.id, email: sent.email, firstName: sent.first_name, lastName: sent.last_name, requiresAcceptance: true },
+      { companyId: 1, userId: aId(), email: sent.email, firstName: sent.first_name, lastName: sent.last_name, requiresAcceptance: true },
     ])
   })
 
@@ -131,9 +138,9 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     await addEmployeeOfB()
     t.clock.advance(MINUTE)
     const acceptedAt = t.clock.iso()
-    const returned = await t.app.workforceApi.invitations.accept({ companyId: 1, userId: employee.id })
+    const returned = await t.app.workforceApi.invitations.accept({ companyId: 1, userId: aId() })
     const accepted = {
-      id: employee.id,
+      id: aId(),
       email: employee.email,
       first_name: employee.first_name,
       last_name: employee.last_name,
@@ -144,22 +151,22 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
       updated_at: acceptedAt,
     }
     expect({ ...returned, created_at: returned.created_at.toISOString(), updated_at: returned.updated_at.toISOString() }).toStrictEqual(accepted)
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: accepted })
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: accepted })
     expect((await t.get(`/v1/users/${employee.id}`, keyB)).json().data).toStrictEqual(bBefore)
     const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(acceptedAt)}`, keyA)
     expect(since.json().data).toStrictEqual([accepted])
     expect(await t.events()).toStrictEqual([
-      recordedEvent('users.created', 1, employee.id, new Date(START_MS + MINUTE)),
-      recordedEvent('users.updated', 1, employee.id, new Date(START_MS + 2 * MINUTE)),
+      recordedEvent('users.created', 1, aId(), new Date(START_MS + MINUTE)),
+      recordedEvent('users.updated', 1, aId(), new Date(START_MS + 2 * MINUTE)),
     ])
     // Shared from now on: neither company may change the login (today's rule).
     expectError(await t.post(`/v1/users/${employee.id}/deactivate`, undefined, keyB), 409, 'conflict')
-    expectError(await t.post(`/v1/users/${employee.id}/deactivate`, undefined, keyA), 409, 'conflict')
+    expectError(await t.post(`/v1/users/${aId()}/deactivate`, undefined, keyA), 409, 'conflict')
 
     // Accepting again changes nothing and records nothing.
     t.clock.advance(MINUTE)
-    await t.app.workforceApi.invitations.accept({ companyId: 1, userId: employee.id })
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: accepted })
+    await t.app.workforceApi.invitations.accept({ companyId: 1, userId: aId() })
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: accepted })
     expect(await t.events()).toHaveLength(2)
   })
 
@@ -167,20 +174,21 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const employee = employeeOfB()
     await addEmployeeOfB()
     t.clock.advance(MINUTE)
-    await t.app.workforceApi.invitations.decline({ companyId: 1, userId: employee.id })
-    expectError(await t.get(`/v1/users/${employee.id}`, keyA), 404, 'not_found')
+    await t.app.workforceApi.invitations.decline({ companyId: 1, userId: aId() })
+    expectError(await t.get(`/v1/users/${aId()}`, keyA), 404, 'not_found')
     expect((await t.get(`/v1/users?email=${encodeURIComponent(employee.email)}`, keyA)).json().data).toEqual([])
     expect((await t.get(`/v1/users/${employee.id}`, keyB)).json().data).toMatchObject({ id: employee.id, invitation_status: 'accepted' })
     expect((await t.events()).map((e) => [e.company_id, e.type, e.occurred_at.getTime()])).toEqual([
       [1, 'users.created', START_MS + MINUTE],
       [1, 'users.deleted', START_MS + 2 * MINUTE],
     ])
-    await expect(t.app.workforceApi.invitations.decline({ companyId: 1, userId: employee.id })).rejects.toMatchObject({ reason: 'not_found' })
+    await expect(t.app.workforceApi.invitations.decline({ companyId: 1, userId: aId() })).rejects.toMatchObject({ reason: 'not_found' })
 
     t.clock.advance(MINUTE)
     const again = await t.post('/v1/users', sentByA(), keyA)
     expect(again.statusCode, again.body).toBe(201)
-    expect(again.json().data).toMatchObject({ id: employee.id, invitation_status: 'pending', created_at: t.clock.iso() })
+    // A new id: the declined one is never given again.
+    expect(again.json().data).toMatchObject({ id: aId() + 1, invitation_status: 'pending', created_at: t.clock.iso() })
     expect(invitations).toHaveLength(2)
   })
 
@@ -188,7 +196,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const employee = employeeOfB()
     const accept = (companyId: number, userId: number) => t.app.workforceApi.invitations.accept({ companyId, userId })
     const decline = (companyId: number, userId: number) => t.app.workforceApi.invitations.decline({ companyId, userId })
-    await expect(accept(1, employee.id), 'not a member of company 1').rejects.toMatchObject({ name: 'InvitationError', reason: 'not_found' })
+    await expect(accept(1, employee.id), "B's id names nobody in company 1").rejects.toMatchObject({ name: 'InvitationError', reason: 'not_found' })
     await expect(accept(1, 999_999)).rejects.toMatchObject({ reason: 'not_found' })
     await expect(decline(2, employee.id), 'an accepted member').rejects.toMatchObject({ reason: 'not_pending' })
     await expect(accept(0, employee.id)).rejects.toBeInstanceOf(InvitationError)
@@ -206,13 +214,13 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     const ids = async (query: string) => ((await t.get(`/v1/users?per_page=100&${query}`, keyA)).json().data as Array<{ id: number }>).map((u) => u.id)
     const q = encodeURIComponent
     for (const email of [sentByA().email, employee.email, employee.email.toLowerCase()]) {
-      expect(await ids(`email=${q(email)}`), email).toEqual([employee.id])
-      expect(await ids(`email=${q(email)}&active=false`), `${email}, active=false`).toEqual([employee.id])
+      expect(await ids(`email=${q(email)}`), email).toEqual([aId()])
+      expect(await ids(`email=${q(email)}&active=false`), `${email}, active=false`).toEqual([aId()])
       expect(await ids(`email=${q(email)}&active=true`), `${email}, active=true (B's login is enabled)`).toEqual([])
     }
-    expect(await ids('active=true')).not.toContain(employee.id)
-    expect(await ids('active=false')).toContain(employee.id)
-    expect(await ids(`updated_since=${q(timestamp(START_MS + MINUTE))}`)).toEqual([employee.id])
+    expect(await ids('active=true')).not.toContain(aId())
+    expect(await ids('active=false')).toContain(aId())
+    expect(await ids(`updated_since=${q(timestamp(START_MS + MINUTE))}`)).toEqual([aId()])
     expect(await ids(`updated_since=${q(timestamp(START_MS + MINUTE + 1))}`)).toEqual([])
   })
 
@@ -229,6 +237,7 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     // A third company sees none of it.
     const key3 = await t.keyFor(3, ['users:read'])
     expectError(await t.get(`/v1/users/${employee.id}`, key3), 404, 'not_found')
+    expectError(await t.get(`/v1/users/${aId()}`, key3), 404, 'not_found')
   })
 
   it('an idempotent retry of the POST replays the pending user and sends no second invitation', async () => {
@@ -256,12 +265,36 @@ describe.each(WRITE_ADAPTERS)('invitations of people who already have a login ($
     expect(await t.events()).toHaveLength(1)
   })
 
+  it('the same person in two companies has a different id in each; accepting an email nobody has creates the person from what was sent', async () => {
+    const email = 'Nuova.Persona@Example.com'
+    t.clock.advance(MINUTE)
+    const inA = await t.post('/v1/users', { email, first_name: 'Nuova', last_name: 'Persona' }, keyA)
+    const inB = await t.post('/v1/users', { email: email.toLowerCase(), first_name: 'New', last_name: 'Person' }, keyB)
+    expect([inA.statusCode, inB.statusCode]).toEqual([201, 201])
+    const [idA, idB] = [inA.json().data.id as number, inB.json().data.id as number]
+    expect(idA).not.toBe(idB)
+    expectError(await t.get(`/v1/users/${idA}`, keyB), 404, 'not_found')
+    expectError(await t.get(`/v1/users/${idB}`, keyA), 404, 'not_found')
+
+    t.clock.advance(MINUTE)
+    const acceptedA = await t.app.workforceApi.invitations.accept({ companyId: 1, userId: idA })
+    expect(acceptedA).toMatchObject({ id: idA, email, first_name: 'Nuova', last_name: 'Persona', active: true, invitation_status: 'accepted' })
+    const acceptedB = await t.app.workforceApi.invitations.accept({ companyId: 2, userId: idB })
+    // One person (created from what A sent, who was accepted first), two ids.
+    expect(acceptedB).toMatchObject({ id: idB, email, first_name: 'Nuova', last_name: 'Persona', active: true, invitation_status: 'accepted' })
+    expect((await t.get(`/v1/users/${idA}`, keyA)).json().data).toMatchObject({ id: idA, email })
+    expect((await t.get(`/v1/users/${idB}`, keyB)).json().data).toMatchObject({ id: idB, email })
+    // Shared: neither company may change the login (spec 3.3).
+    expectError(await t.post(`/v1/users/${idA}/deactivate`, undefined, keyA), 409, 'conflict')
+    expectError(await t.post(`/v1/users/${idB}/deactivate`, undefined, keyB), 409, 'conflict')
+  })
+
   it('an accept that fails at its event leaves the invitation pending', async () => {
     const employee = employeeOfB()
     await addEmployeeOfB()
     t.writes.failNextAt('recordEvent')
-    await expect(t.app.workforceApi.invitations.accept({ companyId: 1, userId: employee.id })).rejects.toThrow('simulated failure in recordEvent')
-    expect((await t.get(`/v1/users/${employee.id}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
+    await expect(t.app.workforceApi.invitations.accept({ companyId: 1, userId: aId() })).rejects.toThrow('simulated failure in recordEvent')
+    expect((await t.get(`/v1/users/${aId()}`, keyA)).json()).toStrictEqual({ data: pendingAsA() })
     expect(await t.events()).toHaveLength(1)
   })
 })

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bearer, buildWriteApp, WRITE_ADAPTERS, type WriteTestApp } from '../helpers/write-app.js'
-import { exclusiveMemberIds, expectError, expectInvalid, listIds, nextPersonId, nextTodoId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
+import { exclusiveMemberIds, expectError, expectInvalid, listIds, nextUserId, nextTodoId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
 
 // Spec 1 and docs/decisions.md (another company's id is a 404 like an unknown one): a key
 // writes only its own company's data, and cannot point its data at another company's.
@@ -103,8 +103,9 @@ describe.each(WRITE_ADAPTERS)('tenant isolation of writes ($name)', (factory) =>
     const second = await t.post('/v1/users', { ...body, role_ids: [roleIds(2)[0]] }, bearer(key2, 'onboarding-1'))
     expect([first.statusCode, second.statusCode]).toEqual([201, 201])
     expect(second.headers['idempotent-replay']).toBeUndefined()
-    expect(first.json().data).toMatchObject({ id: nextPersonId(), role_ids: [roleIds(1)[0]] })
-    expect(second.json().data).toMatchObject({ id: nextPersonId(), role_ids: [roleIds(2)[0]] })
+    // Two users, one per company, each with an id of its own (issue 21: user ids are per company).
+    expect(first.json().data).toMatchObject({ id: nextUserId(), role_ids: [roleIds(1)[0]], invitation_status: 'pending' })
+    expect(second.json().data).toMatchObject({ id: nextUserId() + 1, role_ids: [roleIds(2)[0]], invitation_status: 'pending' })
     expect((await t.events()).map((e) => [e.company_id, e.type])).toEqual([
       [1, 'users.created'],
       [2, 'users.created'],

@@ -12,6 +12,8 @@ import { allDayTodo, beginRequest, hex64, minutes, NOW, pickSeedRows, timedTodo 
 
 const data = generateDataset()
 const seed = pickSeedRows(data)
+/** The shared person's user id in company 2: user ids are per company (issue 21). */
+const sharedIn2 = data.memberships.find((m) => m.company_id === 2 && m.person_id === seed.shared.id)?.user_id as number
 const ALL = { limit: 1_000, offset: 0 }
 const todosOf1 = data.todos.filter((todo) => todo.company_id === 1).length
 
@@ -36,7 +38,7 @@ describe('migration 0003 on a database written before it', () => {
     try {
       const migrations = createMigrations(sqliteColumnTypes)
       const names = Object.keys(migrations)
-      expect(names).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits', '2026_11_23_0005_webhooks', '2026_11_23_0006_list_versions', '2026_11_23_0007_admin'])
+      expect(names.slice(0, 7)).toEqual(['2026_11_21_0001_initial', '2026_11_22_0002_writes', '2026_11_23_0003_invitations', '2026_11_23_0004_key_rate_limits', '2026_11_23_0005_webhooks', '2026_11_23_0006_list_versions', '2026_11_23_0007_admin'])
       const [initial, writes, invitations] = names.map((name) => migrations[name]) as [(typeof migrations)[string], (typeof migrations)[string], (typeof migrations)[string]]
       await initial.up(db)
       await writes.up(db)
@@ -128,25 +130,32 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       '2026_11_23_0005_webhooks',
       '2026_11_23_0006_list_versions',
       '2026_11_23_0007_admin',
+      '2026_11_26_0008_endpoint_health',
+      '2026_11_26_0009_per_company_user_ids',
     ])
   })
 
   it('stores a pending membership with what the company sent, and forgets it on acceptance', async () => {
-    const employee = data.people.find((p) => data.memberships.filter((m) => m.user_id === p.id).map((m) => m.company_id).join() === '2') as (typeof data.people)[number]
-    const membershipRow = () =>
-      adapter.db.selectFrom('wfa_memberships').selectAll().where('company_id', '=', 1).where('user_id', '=', employee.id).executeTakeFirst()
-    await adapter.writes.transaction((tx) =>
-      tx.addPendingMembership(1, employee.id, [], { email: 'Sent@Example.COM', first_name: 'Sent', last_name: 'ByOne' }, NOW),
+    const employee = data.people.find((p) => data.memberships.filter((m) => m.person_id === p.id).map((m) => m.company_id).join() === '2') as (typeof data.people)[number]
+    const userId = await adapter.writes.transaction((tx) =>
+      tx.addPendingMembership(1, [], { email: 'Sent@Example.COM', first_name: 'Sent', last_name: 'ByOne' }, NOW),
     )
+    const membershipRow = () =>
+      adapter.db.selectFrom('wfa_memberships').selectAll().where('company_id', '=', 1).where('user_id', '=', userId).executeTakeFirst()
+    // A fresh id above every user id, no person until accepted (issue 21).
+    expect(userId).toBe(Math.max(...data.memberships.map((m) => m.user_id)) + 1)
     expect(await membershipRow()).toMatchObject({
+      person_id: null,
       invitation_status: 'pending',
       invited_email: 'Sent@Example.COM',
       invited_email_lower: 'sent@example.com',
       invited_first_name: 'Sent',
       invited_last_name: 'ByOne',
     })
-    expect(await adapter.writes.transaction((tx) => tx.acceptMembership(1, employee.id, minutes(1)))).toBe(true)
+    expect(await adapter.writes.transaction((tx) => tx.acceptMembership(1, userId, employee.id, minutes(1)))).toBe(true)
     expect(await membershipRow()).toMatchObject({
+      user_id: userId,
+      person_id: employee.id,
       invitation_status: 'accepted',
       invited_email: null,
       invited_email_lower: null,
@@ -158,11 +167,16 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
 
   it('answers the lookups from the stored data', async () => {
     await adapter.writes.transaction(async (tx) => {
-      expect(await tx.findUserIdByEmail(seed.shared.email.toLowerCase())).toBe(seed.shared.id)
-      expect(await tx.findUserIdByEmail('nobody@example.com')).toBeNull()
-      expect(await tx.membershipCompanies(seed.shared.id)).toEqual([1, 2])
-      expect(await tx.membershipCompanies(seed.exclusive.id)).toEqual([1])
-      expect(await tx.membershipCompanies(999_999)).toEqual([])
+      expect(await tx.findPersonIdByEmail(seed.shared.email.toLowerCase())).toBe(seed.shared.id)
+      expect(await tx.findPersonIdByEmail('nobody@example.com')).toBeNull()
+      expect(await tx.findMemberIdByEmail(1, seed.shared.email.toUpperCase().toLowerCase())).toBe(seed.shared.id)
+      expect(await tx.findMemberIdByEmail(2, seed.shared.email.toLowerCase())).toBe(sharedIn2)
+      expect(await tx.findMemberIdByEmail(2, seed.exclusive.email.toLowerCase())).toBeNull()
+      expect(await tx.personCompanies(1, seed.shared.id)).toEqual([1, 2])
+      expect(await tx.personCompanies(2, sharedIn2)).toEqual([1, 2])
+      expect(await tx.personCompanies(2, seed.shared.id)).toEqual([])
+      expect(await tx.personCompanies(1, seed.exclusive.id)).toEqual([1])
+      expect(await tx.personCompanies(1, 999_999)).toEqual([])
       expect(await tx.existingRoleIds(1, [seed.roleOf2.id, seed.roleOf1.id, 999_999, seed.roleOf1.id])).toEqual([seed.roleOf1.id])
       expect(await tx.existingRoleIds(1, [])).toEqual([])
       expect(await tx.todoListExists(1, seed.listOf1.id)).toBe(true)
@@ -193,10 +207,10 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       })
       const next = await adapter.writes.transaction((tx) => tx.createPerson({ email: 'b@example.com', first_name: 'B', last_name: 'B' }, NOW))
       expect(next).toBe(id + 1)
-      expect(await adapter.writes.transaction((tx) => tx.findUserIdByEmail('giulia.neri@example.com'))).toBe(id)
+      expect(await adapter.writes.transaction((tx) => tx.findPersonIdByEmail('giulia.neri@example.com'))).toBe(id)
     })
 
-    it('adds a membership that the company then sees, inside the transaction and after it', async () => {
+    it('adds a pending user that, accepted, the company then sees, inside the transaction and after it', async () => {
       const later = minutes(5)
       const expected: Omit<UserRecord, 'id'> = {
         email: 'Giulia.Neri@Example.COM',
@@ -209,8 +223,9 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
         updated_at: later,
       }
       const { id, inside, otherCompany } = await adapter.writes.transaction(async (tx) => {
-        const id = await tx.createPerson({ email: 'Giulia.Neri@Example.COM', first_name: 'Giulia', last_name: 'Neri' }, NOW)
-        await tx.addMembership(1, id, [seed.roleOf1.id], later)
+        const person = await tx.createPerson({ email: 'Giulia.Neri@Example.COM', first_name: 'Giulia', last_name: 'Neri' }, NOW)
+        const id = await tx.addPendingMembership(1, [seed.roleOf1.id], { email: 'giulia.neri@example.com', first_name: 'G', last_name: 'N' }, later)
+        await tx.acceptMembership(1, id, person, later)
         return { id, inside: await tx.getUser(1, id), otherCompany: await tx.getUser(2, id) }
       })
       expect(inside).toEqual({ id, ...expected })
@@ -219,15 +234,16 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     })
 
     it('gives a user as the company sees them, equal to the read API', async () => {
-      const seen = await adapter.writes.transaction((tx) => tx.getUser(2, seed.shared.id))
-      expect(seen).toEqual(await adapter.storage.users.get(2, seed.shared.id))
+      const seen = await adapter.writes.transaction((tx) => tx.getUser(2, sharedIn2))
+      expect(seen).toEqual(await adapter.storage.users.get(2, sharedIn2))
       expect(seen).not.toBeNull()
+      expect(await adapter.writes.transaction((tx) => tx.getUser(2, seed.shared.id))).toBeNull()
       expect(await adapter.writes.transaction((tx) => tx.getUser(2, seed.exclusive.id))).toBeNull()
     })
 
-    it('throws WriteConflict when the person is already a member, and changes nothing', async () => {
+    it('throws WriteConflict when the email is already a user of the company, and changes nothing', async () => {
       const before = await count('wfa_memberships')
-      const attempt = adapter.writes.transaction((tx) => tx.addMembership(1, seed.shared.id, [], NOW))
+      const attempt = adapter.writes.transaction((tx) => tx.addPendingMembership(1, [], { email: seed.shared.email.toUpperCase(), first_name: 'X', last_name: 'Y' }, NOW))
       await expect(attempt).rejects.toBeInstanceOf(WriteConflict)
       expect(await count('wfa_memberships')).toBe(before)
     })
@@ -242,9 +258,9 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
 
     it('sets the login flag and bumps the person and every membership of them, and no one else', async () => {
       const later = minutes(30)
-      await adapter.writes.transaction((tx) => tx.setUserActive(seed.shared.id, false, later))
-      for (const companyId of [1, 2]) {
-        const user = await adapter.storage.users.get(companyId, seed.shared.id)
+      await adapter.writes.transaction((tx) => tx.setUserActive(1, seed.shared.id, false, later))
+      for (const [companyId, id] of [[1, seed.shared.id], [2, sharedIn2]] as const) {
+        const user = await adapter.storage.users.get(companyId, id)
         expect(user).toMatchObject({ active: false, updated_at: later })
       }
       expect(await personRow(seed.shared.id)).toMatchObject({ active: 0, updated_at: later.getTime() })
@@ -252,8 +268,8 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       const seeded = data.memberships.find((m) => m.user_id === seed.exclusive.id && m.company_id === 1)
       expect(untouched?.updated_at).toEqual(seeded?.updated_at)
 
-      await adapter.writes.transaction((tx) => tx.setUserActive(seed.shared.id, true, minutes(31)))
-      expect(await adapter.storage.users.get(2, seed.shared.id)).toMatchObject({ active: true, updated_at: minutes(31) })
+      await adapter.writes.transaction((tx) => tx.setUserActive(2, sharedIn2, true, minutes(31)))
+      expect(await adapter.storage.users.get(2, sharedIn2)).toMatchObject({ active: true, updated_at: minutes(31) })
     })
   })
 
@@ -364,9 +380,10 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     }
     const failure = new Error('the plugin changed its mind')
     const attempt = adapter.writes.transaction(async (tx) => {
-      const id = await tx.createPerson({ email: 'rolled@example.com', first_name: 'R', last_name: 'B' }, NOW)
-      await tx.addMembership(1, id, [seed.roleOf1.id], NOW)
-      await tx.setUserActive(seed.shared.id, false, NOW)
+      const person = await tx.createPerson({ email: 'rolled@example.com', first_name: 'R', last_name: 'B' }, NOW)
+      const id = await tx.addPendingMembership(1, [seed.roleOf1.id], { email: 'rolled@example.com', first_name: 'R', last_name: 'B' }, NOW)
+      await tx.acceptMembership(1, id, person, NOW)
+      await tx.setUserActive(1, seed.shared.id, false, NOW)
       await tx.insertTodo(1, timedTodo(seed.listOf1.id, id), NOW)
       await tx.updateTodo(1, seed.todoOf1.id, { title: 'changed' }, NOW)
       await tx.recordEvent(event('rolled back', { company_id: 1, type: 'users.created', resource_id: id, occurred_at: NOW }))
@@ -381,7 +398,8 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     expect(await count('wfa_change_events')).toBe(before.events)
     expect(await adapter.storage.todos.get(1, seed.todoOf1.id)).toEqual(before.todo)
     expect(await adapter.storage.users.get(1, seed.shared.id)).toEqual(before.shared)
-    expect(await adapter.writes.transaction((tx) => tx.findUserIdByEmail('rolled@example.com'))).toBeNull()
+    expect(await adapter.writes.transaction((tx) => tx.findPersonIdByEmail('rolled@example.com'))).toBeNull()
+    expect(await adapter.writes.transaction((tx) => tx.findMemberIdByEmail(1, 'rolled@example.com'))).toBeNull()
     // The slot is still in flight under the first attempt, not completed.
     expect(await adapter.idempotency.begin(beginRequest(slot, { token: 'retry' }))).toEqual({ state: 'in_flight' })
     // And the connection is usable again.
@@ -428,7 +446,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       let id = 0
       const transaction = adapter.writes.transaction(async (tx) => {
         id = (await tx.insertTodo(1, timedTodo(seed.listOf1.id, seed.exclusive.id), NOW)).id
-        await tx.setUserActive(seed.exclusive.id, false, NOW)
+        await tx.setUserActive(1, seed.exclusive.id, false, NOW)
         inserted.fire()
         await finish.fired
         throw new Error('rolled back')
@@ -459,15 +477,18 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     it('lets waiting reads through between queued transactions', async () => {
       const order: string[] = []
       const opened = signal()
+      let firstId = 0
       const first = adapter.writes.transaction(async (tx) => {
-        await tx.insertTodo(1, timedTodo(seed.listOf1.id, seed.exclusive.id), NOW)
+        firstId = (await tx.insertTodo(1, timedTodo(seed.listOf1.id, seed.exclusive.id), NOW)).id
         opened.fire()
         await tick(10)
         order.push('first committed')
       })
       await opened.fired
-      const read = adapter.storage.todos.list(1, {}, ALL).then((result) => {
-        order.push(`read saw ${result.total - todosOf1}`)
+      // A read by id: the one connection serves it (a list's first run of a shape goes to a read
+      // worker since issue 21, which is not what this test is about).
+      const read = adapter.storage.todos.get(1, firstId).then((todo) => {
+        order.push(todo === null ? 'read saw 0' : 'read saw 1')
       })
       const second = adapter.writes.transaction(async (tx) => {
         await tx.insertTodo(1, timedTodo(seed.listOf1.id, seed.exclusive.id), NOW)

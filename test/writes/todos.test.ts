@@ -10,6 +10,7 @@ import {
   nextTodoId,
   roleIds,
   sharedMemberIds,
+  userIdIn,
   todoIdsWithStatus,
   todosOf,
 } from '../helpers/seed-facts.js'
@@ -184,7 +185,8 @@ describe.each(WRITE_ADAPTERS)('to-do writes ($name)', (factory) => {
     })
 
     it('assigns a person who belongs to several companies in each of them', async () => {
-      const shared = sharedMemberIds(1, 2)[0] as number
+      // The person's user id in company 2 (user ids are per company, issue 21).
+      const shared = userIdIn(2, sharedMemberIds(1, 2)[0] as number) as number
       const key2 = await t.keyFor(2, ['todos:write'])
       const res = await t.post('/v1/todos', { title: 'Shared', list_id: listIds(2)[0], assigned_to: shared }, key2)
       expect(res.statusCode, res.body).toBe(201)

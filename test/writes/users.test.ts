@@ -5,10 +5,11 @@ import {
   exclusiveMemberIds,
   expectError,
   expectInvalid,
-  nextPersonId,
+  nextUserId,
   person,
   roleIds,
   sharedMemberIds,
+  userIdIn,
 } from '../helpers/seed-facts.js'
 import { recordedEvent } from '../helpers/recorded-event.js'
 
@@ -40,9 +41,9 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
   afterEach(() => t.close())
 
   describe('POST /v1/users', () => {
-    it('creates a new person in the company: 201, the user, Location, a users.created event', async () => {
+    it('adds a user as a pending invitation: 201, the user with a fresh id, Location, a users.created event', async () => {
       const [roleA, roleB] = roleIds(1)
-      const id = nextPersonId()
+      const id = nextUserId()
       const res = await t.post('/v1/users', newUser({ role_ids: [roleA, roleB] }), key1)
 
       expect(res.statusCode, res.body).toBe(201)
@@ -52,9 +53,9 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
         email: 'giulia.neri@example.com',
         first_name: 'Giulia',
         last_name: 'Neri',
-        active: true,
+        active: false,
         role_ids: [roleA, roleB],
-        invitation_status: 'accepted',
+        invitation_status: 'pending',
         created_at: t.clock.iso(),
         updated_at: t.clock.iso(),
       }
@@ -69,21 +70,21 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(await t.events()).toStrictEqual([recordedEvent('users.created', 1, id, new Date(START_MS), created)])
     })
 
-    it('gives new people monotonically increasing ids and stamps them with the clock', async () => {
+    it('gives new users monotonically increasing ids and stamps them with the clock', async () => {
       const first = await t.post('/v1/users', newUser(), key1)
       t.clock.advance(MINUTE)
       const second = await t.post('/v1/users', newUser({ email: 'piero.blu@example.com', first_name: 'Piero', last_name: 'Blu' }), key1)
       expect([first.statusCode, second.statusCode]).toEqual([201, 201])
-      expect(first.json().data.id).toBe(nextPersonId())
-      expect(second.json().data.id).toBe(nextPersonId() + 1)
+      expect(first.json().data.id).toBe(nextUserId())
+      expect(second.json().data.id).toBe(nextUserId() + 1)
       expect(second.json().data.created_at).toBe(new Date(START_MS + MINUTE).toISOString())
       expect((await t.events()).map((e) => [e.type, e.resource_id, e.occurred_at.getTime()])).toEqual([
-        ['users.created', nextPersonId(), START_MS],
-        ['users.created', nextPersonId() + 1, START_MS + MINUTE],
+        ['users.created', nextUserId(), START_MS],
+        ['users.created', nextUserId() + 1, START_MS + MINUTE],
       ])
     })
 
-    it('adds an existing person (email compared case-insensitively) as pending, shown only from what the company sent', async () => {
+    it('adds the email of a person of another company exactly like a new one: pending, a fresh id of its own, only what the company sent', async () => {
       const [existingId] = exclusiveMemberIds(1)
       const existing = person(existingId as number)
       const [role2] = roleIds(2)
@@ -97,10 +98,12 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
         key2,
       )
       expect(res.statusCode, res.body).toBe(201)
-      expect(res.headers.location).toBe(`${PREFIX}/v1/users/${existingId}`)
+      // Never the person's id in company 1: ids are per company (issue 21).
+      const id = nextUserId()
+      expect(res.headers.location).toBe(`${PREFIX}/v1/users/${id}`)
       // Company 2 sees what it sent, inactive, pending: never company 1's stored person.
       const joined = {
-        id: existingId,
+        id,
         email: existing.email.toUpperCase(),
         first_name: 'Someone',
         last_name: 'Else',
@@ -111,37 +114,41 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
         updated_at: t.clock.iso(),
       }
       expect(res.json()).toStrictEqual({ data: joined })
-      expect((await t.get(`/v1/users/${existingId}`, key2)).json()).toStrictEqual({ data: joined })
+      expect((await t.get(`/v1/users/${id}`, key2)).json()).toStrictEqual({ data: joined })
+      expectError(await t.get(`/v1/users/${existingId}`, key2), 404, 'not_found')
       // Company 1 sees the person exactly as before: profile, roles and dates untouched.
       expect((await t.get(`/v1/users/${existingId}`, key1)).body).toBe(company1Before.body)
       expect(await t.events()).toStrictEqual([
-        recordedEvent('users.created', 2, existingId as number, new Date(START_MS + MINUTE)),
+        recordedEvent('users.created', 2, id, new Date(START_MS + MINUTE)),
       ])
       // A sync loop of company 2 picks the newcomer up through updated_since (docs/decisions.md).
       const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(t.clock.iso())}`, key2)
       expect(since.json().data).toStrictEqual([joined])
-      // A person who joins later is listed at their (older) id, in id order.
+      // The newcomer is the last of the list, in id order.
       const ids = ((await t.get('/v1/users?per_page=100', key2)).json().data as Array<{ id: number }>).map((u) => u.id)
       expect(ids).toEqual([...ids].sort((a, b) => a - b))
-      expect(ids).toContain(existingId)
+      expect(ids.at(-1)).toBe(id)
+      expect(ids).not.toContain(existingId)
     })
 
     it('finds a person entered in mixed case by any letter case', async () => {
       const created = await t.post('/v1/users', newUser({ email: 'Giulia.Neri@Example.COM' }), key1)
       expect(created.statusCode, created.body).toBe(201)
       const listed = await t.get('/v1/users?email=giulia.neri%40example.com', key1)
-      expect(listed.json().data.map((u: { id: number }) => u.id)).toEqual([nextPersonId()])
+      expect(listed.json().data.map((u: { id: number }) => u.id)).toEqual([nextUserId()])
       expectError(await t.post('/v1/users', newUser({ email: 'giulia.neri@example.com' }), key1), 409, 'conflict')
       const joined = await t.post('/v1/users', newUser({ email: 'GIULIA.NERI@EXAMPLE.COM' }), key2)
       expect(joined.statusCode, joined.body).toBe(201)
-      expect(joined.json().data.id).toBe(nextPersonId())
+      expect(joined.json().data.id).toBe(nextUserId() + 1)
     })
 
     it('refuses a person who is already a member (any letter case) with 409, changing nothing', async () => {
       const [memberId] = exclusiveMemberIds(1)
       const [sharedId] = sharedMemberIds(1, 2)
+      const sharedIn2 = userIdIn(2, sharedId as number)
       const before1 = await t.get(`/v1/users/${memberId}`, key1)
-      const before2 = await t.get(`/v1/users/${sharedId}`, key2)
+      const before2 = await t.get(`/v1/users/${sharedIn2}`, key2)
+      expect(before2.statusCode).toBe(200)
 
       const own = await t.post('/v1/users', newUser({ email: person(memberId as number).email.toUpperCase() }), key1)
       expectError(own, 409, 'conflict')
@@ -149,7 +156,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expectError(shared, 409, 'conflict')
 
       expect((await t.get(`/v1/users/${memberId}`, key1)).body).toBe(before1.body)
-      expect((await t.get(`/v1/users/${sharedId}`, key2)).body).toBe(before2.body)
+      expect((await t.get(`/v1/users/${sharedIn2}`, key2)).body).toBe(before2.body)
       expect(await t.events()).toEqual([])
     })
 
@@ -163,7 +170,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       // Nothing half-written: the same email can still be added afterwards, at the next id.
       const ok = await t.post('/v1/users', newUser({ role_ids: [] }), key1)
       expect(ok.statusCode, ok.body).toBe(201)
-      expect(ok.json().data).toMatchObject({ id: nextPersonId(), role_ids: [] })
+      expect(ok.json().data).toMatchObject({ id: nextUserId(), role_ids: [] })
     })
 
     it.each([
@@ -190,9 +197,9 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expectError(await t.post('/v1/users', newUser(), await t.keyFor(1, ['todos:write'])), 403, 'forbidden')
       const res = await t.post('/v1/users', newUser(), await t.keyFor(3, ['users:write']))
       expect(res.statusCode, res.body).toBe(201)
-      expect(res.json().data).toMatchObject({ id: nextPersonId(), role_ids: [] })
+      expect(res.json().data).toMatchObject({ id: nextUserId(), role_ids: [] })
       expect(await t.events()).toStrictEqual([
-        recordedEvent('users.created', 3, nextPersonId(), new Date(START_MS)),
+        recordedEvent('users.created', 3, nextUserId(), new Date(START_MS)),
       ])
     })
   })
@@ -229,11 +236,11 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
   })
 
   describe('invitations', () => {
-    it('sends exactly one invitation for send_invite: true', async () => {
+    it('sends exactly one invitation, asking for acceptance', async () => {
       const res = await t.post('/v1/users', newUser({ send_invite: true }), key1)
       expect(res.statusCode).toBe(201)
       expect(invitations).toStrictEqual([
-        { companyId: 1, userId: nextPersonId(), email: 'giulia.neri@example.com', firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: false },
+        { companyId: 1, userId: nextUserId(), email: 'giulia.neri@example.com', firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: true },
       ])
     })
 
@@ -242,16 +249,19 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       const res = await t.post('/v1/users', newUser({ email: existing.email, send_invite: true }), key2)
       expect(res.statusCode).toBe(201)
       expect(invitations).toStrictEqual([
-        { companyId: 2, userId: existing.id, email: existing.email, firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: true },
+        { companyId: 2, userId: nextUserId(), email: existing.email, firstName: 'Giulia', lastName: 'Neri', requiresAcceptance: true },
       ])
     })
 
-    it('sends none for send_invite: false, for no send_invite, and for a refused request', async () => {
+    it('sends one for every addition whatever send_invite says (every user is pending until accepted), none for a refused request', async () => {
       expect((await t.post('/v1/users', newUser({ send_invite: false }), key1)).statusCode).toBe(201)
       expect((await t.post('/v1/users', newUser({ email: 'b@example.com' }), key1)).statusCode).toBe(201)
       expectError(await t.post('/v1/users', newUser({ send_invite: true }), key1), 409, 'conflict')
       expectInvalid(await t.post('/v1/users', newUser({ email: 'c@example.com', send_invite: true, role_ids: [999_999] }), key1), ['role_ids'])
-      expect(invitations).toEqual([])
+      expect(invitations.map((invitation) => [invitation.userId, invitation.requiresAcceptance])).toEqual([
+        [nextUserId(), true],
+        [nextUserId() + 1, true],
+      ])
     })
 
     it('sends none when the request is replayed with its Idempotency-Key', async () => {
@@ -272,7 +282,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       const key = await t.keyFor(1, ['users:read', 'users:write'])
       const res = await t.post('/v1/users', newUser({ send_invite: true }), key)
       expect(res.statusCode, res.body).toBe(201)
-      expect((await t.get(`/v1/users/${nextPersonId()}`, key)).statusCode).toBe(200)
+      expect((await t.get(`/v1/users/${nextUserId()}`, key)).statusCode).toBe(200)
     })
   })
 
@@ -331,12 +341,14 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       const shared = sharedMemberIds(1, 2)
       expect(shared.length).toBeGreaterThan(0)
       for (const id of shared) {
+        // The same person, under company 2's own user id.
+        const id2 = userIdIn(2, id) as number
         const before1 = await t.get(`/v1/users/${id}`, key1)
-        const before2 = await t.get(`/v1/users/${id}`, key2)
+        const before2 = await t.get(`/v1/users/${id2}`, key2)
         expectError(await t.post(`/v1/users/${id}/${action}`, undefined, key1), 409, 'conflict')
-        expectError(await t.post(`/v1/users/${id}/${action}`, undefined, key2), 409, 'conflict')
+        expectError(await t.post(`/v1/users/${id2}/${action}`, undefined, key2), 409, 'conflict')
         expect((await t.get(`/v1/users/${id}`, key1)).body).toBe(before1.body)
-        expect((await t.get(`/v1/users/${id}`, key2)).body).toBe(before2.body)
+        expect((await t.get(`/v1/users/${id2}`, key2)).body).toBe(before2.body)
       }
       expect(await t.events()).toEqual([])
     })
@@ -345,11 +357,14 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       const id = activeExclusive()
       const key3 = await t.keyFor(3, ['users:read', 'users:write'])
       const { email, first_name, last_name } = person(id)
-      expect((await t.post('/v1/users', { email, first_name, last_name }, key3)).statusCode).toBe(201)
-      await t.app.workforceApi.invitations.accept({ companyId: 3, userId: id })
+      const added = await t.post('/v1/users', { email, first_name, last_name }, key3)
+      expect(added.statusCode).toBe(201)
+      const id3 = added.json().data.id as number
+      expect(id3).not.toBe(id)
+      await t.app.workforceApi.invitations.accept({ companyId: 3, userId: id3 })
       const before = await t.get(`/v1/users/${id}`, key1)
       expectError(await t.post(`/v1/users/${id}/deactivate`, undefined, key1), 409, 'conflict')
-      expectError(await t.post(`/v1/users/${id}/deactivate`, undefined, key3), 409, 'conflict')
+      expectError(await t.post(`/v1/users/${id3}/deactivate`, undefined, key3), 409, 'conflict')
       expect((await t.get(`/v1/users/${id}`, key1)).body).toBe(before.body)
       expect((await t.events()).map((e) => [e.company_id, e.type])).toEqual([
         [3, 'users.created'],

@@ -3,7 +3,7 @@ import { openPostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresCodec } from '../../adapters/postgres/postgres-codec.js'
 import { bearer, buildWriteApp, WRITE_ADAPTERS, type WriteAdapterFactory, type WriteTestApp } from '../helpers/write-app.js'
 import { describePostgres, readChangeEvents, useTestDatabase, type TestDatabase } from '../helpers/postgres.js'
-import { exclusiveMemberIds, listIds, nextPersonId, nextTodoId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
+import { exclusiveMemberIds, listIds, nextTodoId, nextUserId, person, roleIds, todosOf } from '../helpers/seed-facts.js'
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 
 /** A fresh schema per app in the file's database: each test starts from an empty store. */
@@ -50,6 +50,7 @@ describePostgres('writes on Postgres', () => {
     const [pg, lite] = await Promise.all([build(postgres), build(sqlite)])
     const list = listIds(1)[0]
     const member = exclusiveMemberIds(1)[0]
+    const activeMember = exclusiveMemberIds(1).find((id) => person(id).active) as number
     const role = roleIds(1)[0]
     type Step = [status: number, method: 'post' | 'patch' | 'get', path: string, body?: unknown, idempotencyKey?: string]
     const script: Step[] = [
@@ -67,10 +68,12 @@ describePostgres('writes on Postgres', () => {
       [200, 'get', `/v1/todos?updated_since=2026-01-01T00:00:00Z&due_from=2026-03-29&due_to=2026-03-29`],
       [201, 'post', '/v1/users', { email: 'giulia.neri@example.com', first_name: 'Giulia', last_name: 'Neri', role_ids: [role] }],
       [409, 'post', '/v1/users', { email: 'GIULIA.NERI@example.com', first_name: 'Giulia', last_name: 'Neri' }],
-      [200, 'post', `/v1/users/${nextPersonId()}/deactivate`, {}],
-      [200, 'get', `/v1/users/${nextPersonId()}`],
-      [200, 'post', `/v1/users/${nextPersonId()}/activate`, {}, 'retry-2'],
-      [200, 'post', `/v1/users/${nextPersonId()}/activate`, {}, 'retry-2'],
+      [200, 'get', `/v1/users/${nextUserId()}`],
+      [409, 'post', `/v1/users/${nextUserId()}/deactivate`, {}],
+      [200, 'post', `/v1/users/${activeMember}/deactivate`, {}],
+      [200, 'get', `/v1/users/${activeMember}`],
+      [200, 'post', `/v1/users/${activeMember}/activate`, {}, 'retry-2'],
+      [200, 'post', `/v1/users/${activeMember}/activate`, {}, 'retry-2'],
       [200, 'get', '/v1/users?active=true&per_page=100'],
     ]
     const [pgKey, liteKey] = await Promise.all([pg.keyFor(1), lite.keyFor(1)])
@@ -95,18 +98,21 @@ describePostgres('writes on Postgres', () => {
     const [employee, other] = exclusiveMemberIds(2).filter((id) => person(id).active)
     if (employee === undefined || other === undefined) throw new Error('the seed needs two active people of company 2 alone')
     const sent = (id: number) => ({ email: person(id).email.toUpperCase(), first_name: 'Sent', last_name: 'By One', role_ids: [roleIds(1)[0]] })
+    // Company 1's own ids for them (issue 21: user ids are per company).
+    const [ofA, otherOfA] = [nextUserId(), nextUserId() + 1]
     type Step = [status: number, company: 1 | 2, method: 'post' | 'get', path: string, body?: unknown]
     const steps: Step[] = [
       [201, 1, 'post', '/v1/users', sent(employee)],
       [201, 1, 'post', '/v1/users', sent(other)],
       [409, 1, 'post', '/v1/users', sent(employee)],
-      [200, 1, 'get', `/v1/users/${employee}`],
+      [200, 1, 'get', `/v1/users/${ofA}`],
+      [404, 1, 'get', `/v1/users/${employee}`],
       [200, 1, 'get', `/v1/users?email=${encodeURIComponent(person(employee).email)}&active=false`],
       [200, 1, 'get', '/v1/users?active=true&per_page=100'],
-      [409, 1, 'post', `/v1/users/${employee}/deactivate`, {}],
+      [409, 1, 'post', `/v1/users/${ofA}/deactivate`, {}],
       [200, 2, 'post', `/v1/users/${employee}/deactivate`, {}],
       [200, 2, 'get', `/v1/users/${employee}`],
-      [200, 1, 'get', `/v1/users/${employee}`],
+      [200, 1, 'get', `/v1/users/${ofA}`],
     ]
     const keys = await Promise.all([pg.keyFor(1), lite.keyFor(1), pg.keyFor(2), lite.keyFor(2)])
     const keyOf = (t: WriteTestApp, company: 1 | 2) => keys[(company - 1) * 2 + (t === pg ? 0 : 1)] as string
@@ -122,16 +128,16 @@ describePostgres('writes on Postgres', () => {
     await run(steps)
     for (const t of [pg, lite]) {
       t.clock.advance(60_000)
-      await t.app.workforceApi.invitations.accept({ companyId: 1, userId: employee })
-      await t.app.workforceApi.invitations.decline({ companyId: 1, userId: other })
+      await t.app.workforceApi.invitations.accept({ companyId: 1, userId: ofA })
+      await t.app.workforceApi.invitations.decline({ companyId: 1, userId: otherOfA })
     }
     await run([
-      [200, 1, 'get', `/v1/users/${employee}`],
-      [404, 1, 'get', `/v1/users/${other}`],
+      [200, 1, 'get', `/v1/users/${ofA}`],
+      [404, 1, 'get', `/v1/users/${otherOfA}`],
       [409, 2, 'post', `/v1/users/${employee}/activate`, {}],
       [200, 2, 'post', `/v1/users/${other}/deactivate`, {}],
     ])
-    expect((await pg.get(`/v1/users/${employee}`, keyOf(pg, 1))).json().data).toMatchObject({ invitation_status: 'accepted', email: person(employee).email })
+    expect((await pg.get(`/v1/users/${ofA}`, keyOf(pg, 1))).json().data).toMatchObject({ invitation_status: 'accepted', email: person(employee).email })
     expect(withoutEventIds(await pg.events())).toEqual(withoutEventIds(await lite.events()))
     expect((await pg.events()).filter((event) => event.company_id === 1).map((event) => event.type)).toEqual([
       'users.created',
@@ -151,7 +157,8 @@ describePostgres('writes on Postgres', () => {
     expect(statuses.filter((status) => status === 201), statuses.join(', ')).toHaveLength(1)
     expect(statuses.filter((status) => status !== 201 && status !== 409), statuses.join(', ')).toEqual([])
     expect((await t.events()).filter((event) => event.company_id === 1)).toHaveLength(1)
-    expect((await t.get(`/v1/users/${employee}`, key)).json().data).toMatchObject({ invitation_status: 'pending', last_name: 'Pending' })
+    const created = responses.find((res) => res.statusCode === 201)?.json().data.id as number
+    expect((await t.get(`/v1/users/${created}`, key)).json().data).toMatchObject({ invitation_status: 'pending', last_name: 'Pending' })
   })
 
   it('runs one of many identical concurrent requests, however many connections race', async () => {

@@ -47,7 +47,7 @@ async function checkReferences(
   if (refs.list_id !== undefined && !(await tx.todoListExists(companyId, refs.list_id))) {
     details.push({ field: 'list_id', message: 'is not a to-do list of this company' })
   }
-  if (refs.assigned_to !== undefined && !(await tx.membershipCompanies(refs.assigned_to)).includes(companyId)) {
+  if (refs.assigned_to !== undefined && (await tx.getUser(companyId, refs.assigned_to)) === null) {
     details.push({ field: 'assigned_to', message: 'is not a member of this company' })
   }
   if (refs.assignee_group_id !== undefined && (await tx.existingRoleIds(companyId, [refs.assignee_group_id])).length === 0) {

@@ -10,51 +10,38 @@ import { renderEvent } from '../../webhooks/events.js'
 
 const ALREADY_MEMBER = 'A user with this email is already a member of this company'
 
-/** What `provisionUser` did: the user as the company now sees them, and whether they must accept first. */
-export interface ProvisionedUser {
-  user: UserRecord
-  /** The person already had a login: the membership is pending until they accept the invitation. */
-  pending: boolean
-}
-
 /**
- * Adds a person to the company (spec 4.1). A new email creates the person, a member at once.
- * An email that already has a login gets a *pending* membership instead, which shows only what
- * this company sent and joins the person only once they accept the invitation: knowing an
- * email must give a company neither another company's data about the person nor a say over
- * their login (docs/decisions.md, "Invitations").
+ * Adds a user to the company (spec 4.1): every addition by email is an invitation. The user is
+ * `pending`, shows only what this company sent, and gets a fresh id of this company's; the
+ * email is resolved to a person (an existing login or a new one) only when the host accepts
+ * the invitation (`app.workforceApi.invitations.accept`). Nothing here looks at other
+ * companies' people, so the answer, its shape and the work done are the same whether or not
+ * the email has a login elsewhere (docs/decisions.md, "Every addition is an invitation").
  */
 export async function provisionUser(
   tx: WriteTransaction,
   companyId: number,
   input: Static<typeof CreateUserBody>,
   now: Date,
-): Promise<ProvisionedUser> {
+): Promise<UserRecord> {
   const roleIds = input.role_ids ?? []
   const found = new Set(await tx.existingRoleIds(companyId, roleIds))
   const foreign = roleIds.filter((id) => !found.has(id))
   if (foreign.length > 0) {
     throw new ValidationError([{ field: 'role_ids', message: `not roles of this company: ${foreign.join(', ')}` }])
   }
+  if ((await tx.findMemberIdByEmail(companyId, input.email.toLowerCase())) !== null) throw new ConflictError(ALREADY_MEMBER)
   const sent = { email: input.email, first_name: input.first_name, last_name: input.last_name }
-  let userId = await tx.findUserIdByEmail(input.email.toLowerCase())
-  const pending = userId !== null
-  if (userId === null) {
-    userId = await tx.createPerson(sent, now)
-    await tx.addMembership(companyId, userId, roleIds, now)
-  } else {
-    if ((await tx.membershipCompanies(userId)).includes(companyId)) throw new ConflictError(ALREADY_MEMBER)
-    await tx.addPendingMembership(companyId, userId, roleIds, sent, now)
-  }
+  const userId = await tx.addPendingMembership(companyId, roleIds, sent, now)
   const user = (await tx.getUser(companyId, userId)) as UserRecord
   await tx.recordEvent(renderEvent({ type: 'users.created', companyId, record: user }, now))
-  return { user, pending }
+  return user
 }
 
 /**
  * Enables or disables a user's login (spec 3.3). Only for a user of this company alone: one
- * whose invitation is still pending, or who has accepted another company's, is a 409 and
- * nothing changes. Pending memberships elsewhere do not count. Repeating is a no-op.
+ * whose invitation is still pending, or whose person has accepted another company's, is a 409
+ * and nothing changes. Pending memberships elsewhere do not count. Repeating is a no-op.
  */
 export async function setUserLogin(
   tx: WriteTransaction,
@@ -68,11 +55,11 @@ export async function setUserLogin(
   if (user.invitation_status === 'pending') {
     throw new ConflictError("This user's invitation to your company is pending; their login is not yours to change until they accept it")
   }
-  if ((await tx.membershipCompanies(userId, 'accepted')).length > 1) {
+  if ((await tx.personCompanies(companyId, userId)).length > 1) {
     throw new ConflictError('This user also belongs to another company; only a user exclusive to this company can be activated or deactivated')
   }
   if (user.active === active) return user
-  await tx.setUserActive(userId, active, now)
+  await tx.setUserActive(companyId, userId, active, now)
   const changed = (await tx.getUser(companyId, userId)) as UserRecord
   await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: changed }, now))
   return changed
@@ -93,23 +80,20 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
     item: User,
     async run(request, companyId, tx, now) {
       const input = request.body as Static<typeof CreateUserBody>
-      const { user, pending } = await provisionUser(tx, companyId, input, now).catch(conflictOnDuplicate)
-      // A pending membership can only be accepted through its invitation: it is always sent.
-      const invite = pending || input.send_invite === true
+      const user = await provisionUser(tx, companyId, input, now).catch(conflictOnDuplicate)
+      // Every user is pending until accepted, and only its invitation can be accepted: always sent.
       return {
         body: { data: renderUser(user) },
         headers: { location: context.locationOf(`/v1/users/${user.id}`) },
-        afterCommit: invite
-          ? () =>
-              invites.sendInvite({
-                companyId,
-                userId: user.id,
-                email: input.email,
-                firstName: input.first_name,
-                lastName: input.last_name,
-                requiresAcceptance: pending,
-              })
-          : undefined,
+        afterCommit: () =>
+          invites.sendInvite({
+            companyId,
+            userId: user.id,
+            email: input.email,
+            firstName: input.first_name,
+            lastName: input.last_name,
+            requiresAcceptance: true,
+          }),
       }
     },
   })

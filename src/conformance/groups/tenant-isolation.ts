@@ -52,18 +52,32 @@ export const tenantIsolation: ConformanceGroup = {
       }
     })
 
-    it('a person in two companies is, in each, the user as that company sees them (its roles, its dates)', async () => {
+    it('a person in two companies is, in each, the user as that company sees them (its own user id, its roles, its dates)', async () => {
+      // User ids are per company (issue 21): the same person has a different id in each.
+      const userOf = (companyId: number) => new Map(ctx.fixture.memberships.filter((m) => m.company_id === companyId && m.person_id !== null).map((m) => [m.person_id as number, m.user_id]))
+      const inOne = userOf(1)
+      const inTwo = userOf(2)
+      const pairs = [...inOne].filter(([person]) => inTwo.has(person)).map(([person, id]) => ({ one: id, two: inTwo.get(person) as number }))
       const one = ctx.expected.records('users', 1)
-      const two = new Map(ctx.expected.records('users', 2).map((user) => [user.id, user]))
-      const shared = one.filter((user) => two.has(user.id))
-      assertSelective(shared, one, 'users shared with company 2')
-      for (const user of shared) {
-        const other = two.get(user.id)
-        expect(await ctx.storage().users.get(1, user.id), `users get(company 1, shared id ${user.id})`).toEqual(user)
-        expect(await ctx.storage().users.get(2, user.id), `users get(company 2, shared id ${user.id})`).toEqual(other)
+      const two = ctx.expected.records('users', 2)
+      assertSelective(pairs, one, 'users shared with company 2')
+      for (const pair of pairs) {
+        expect(pair.one, `the person's user ids in companies 1 and 2`).not.toBe(pair.two)
+        expect(await ctx.storage().users.get(1, pair.one), `users get(company 1, ${pair.one})`).toEqual(one.find((user) => user.id === pair.one))
+        expect(await ctx.storage().users.get(2, pair.two), `users get(company 2, ${pair.two})`).toEqual(two.find((user) => user.id === pair.two))
+        expect(await ctx.storage().users.get(2, pair.one), `users get(company 2, company 1's id ${pair.one})`).toBeNull()
       }
-      const differing = shared.filter((user) => JSON.stringify(user) !== JSON.stringify(two.get(user.id)))
-      if (differing.length === 0) throw new Error('conformance suite bug: shared users look the same in both companies')
+    })
+
+    it("a pending user shows what its company sent, never the person of another company whose email it names", async () => {
+      const pending = ctx.expected.companyIds.flatMap((companyId) =>
+        ctx.expected.records('users', companyId).filter((user) => user.invitation_status === 'pending').map((user) => ({ companyId, user })),
+      )
+      assertSelective(pending, ctx.expected.companyIds.flatMap((companyId) => ctx.expected.records('users', companyId)), 'pending users')
+      for (const { companyId, user } of pending) {
+        expect(await ctx.storage().users.get(companyId, user.id), `users get(company ${companyId}, pending ${user.id})`).toEqual(user)
+        await expectListed(ctx.storage(), 'users', companyId, { email: user.email.toLowerCase() }, [user], ` (company ${companyId}, the email it sent)`)
+      }
     })
 
     it('company returns only the asked company; the empty company exists with its own record', async () => {

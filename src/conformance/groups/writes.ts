@@ -53,17 +53,28 @@ export const writesGroup: ConformanceGroup = {
     const listUsers = async (companyId: number) => (await ctx.storage().users.list(companyId, {}, WHOLE_LIST)).rows
     const listTodos = async (companyId: number) => (await ctx.storage().todos.list(companyId, {}, WHOLE_LIST)).rows
 
-    it('lookups answer from the stored rows: emails, memberships, roles and lists, never across companies', async () => {
+    it("lookups answer from the stored rows: a company's users by email, people by email, a user's companies, roles and lists, never across companies", async () => {
       const f = facts()
       const people = ctx.fixture.people
       const roleIds = ctx.fixture.roles.map((role) => role.id)
       const lists = ctx.fixture.todoLists
       const companyIds = ctx.expected.companyIds
+      const users = companyIds.flatMap((companyId) => ctx.expected.records('users', companyId).map((user) => ({ companyId, user })))
       const actual = await ctx.writes().transaction(async (tx) => {
+        const members: string[] = []
+        for (const companyId of companyIds) {
+          for (const person of people) {
+            members.push(`company ${companyId}, ${person.email.toLowerCase()} → ${await tx.findMemberIdByEmail(companyId, person.email.toLowerCase())}`)
+          }
+        }
+        const invited: string[] = []
+        for (const { companyId, user } of users.filter(({ user }) => user.invitation_status === 'pending')) {
+          invited.push(`company ${companyId}, ${user.email.toUpperCase()} lower-cased → ${await tx.findMemberIdByEmail(companyId, user.email.toLowerCase())}`)
+        }
         const emails: string[] = []
-        for (const person of people) emails.push(`${person.email.toLowerCase()} → ${await tx.findUserIdByEmail(person.email.toLowerCase())}`)
-        const memberships: string[] = []
-        for (const person of people) memberships.push(`${person.id}: [${[...(await tx.membershipCompanies(person.id))].sort(byNumber).join(', ')}]`)
+        for (const person of people) emails.push(`${person.email.toLowerCase()} → ${await tx.findPersonIdByEmail(person.email.toLowerCase())}`)
+        const shares: string[] = []
+        for (const { companyId, user } of users) shares.push(`company ${companyId}, user ${user.id}: [${[...(await tx.personCompanies(companyId, user.id))].sort(byNumber).join(', ')}]`)
         const roles: string[] = []
         for (const companyId of companyIds) {
           roles.push(`company ${companyId}, every role id: [${[...(await tx.existingRoleIds(companyId, [...roleIds, f.unknownId]))].sort(byNumber).join(', ')}]`)
@@ -76,22 +87,40 @@ export const writesGroup: ConformanceGroup = {
           }
         }
         return {
+          members,
+          invited,
           emails,
-          unknownEmail: await tx.findUserIdByEmail('nobody.at.all@example.invalid'),
-          memberships,
-          unknownMember: await tx.membershipCompanies(f.unknownId),
+          unknownEmail: await tx.findPersonIdByEmail('nobody.at.all@example.invalid'),
+          shares,
+          unknownMember: await tx.personCompanies(1, f.unknownId),
           roles,
           lists: listAnswers,
         }
       })
-      expect(actual.emails, 'findUserIdByEmail(lower-cased email) of every person').toEqual(
-        people.map((person) => `${person.email.toLowerCase()} → ${person.id}`),
+      // An accepted user by the person's email; never a person who is not the company's accepted member.
+      expect(actual.members, "findMemberIdByEmail(company, a person's lower-cased email): the company's accepted user of that person, or null").toEqual(
+        companyIds.flatMap((companyId) =>
+          people.map((person) => {
+            const user = users.find(({ companyId: c, user }) => c === companyId && user.invitation_status === 'accepted' && f.personOf(c, user.id) === person.id)
+            const pending = users.find(({ companyId: c, user }) => c === companyId && user.invitation_status === 'pending' && user.email.toLowerCase() === person.email.toLowerCase())
+            return `company ${companyId}, ${person.email.toLowerCase()} → ${user?.user.id ?? pending?.user.id ?? null}`
+          }),
+        ),
       )
-      expect(actual.unknownEmail, 'findUserIdByEmail of an email nobody has').toBeNull()
-      expect(actual.memberships, 'membershipCompanies(person) of every person, sorted').toEqual(
-        people.map((person) => `${person.id}: [${f.companiesOf(person.id).join(', ')}]`),
+      expect(actual.invited, 'findMemberIdByEmail(company, the email a pending user was invited with, lower-cased)').toEqual(
+        users
+          .filter(({ user }) => user.invitation_status === 'pending')
+          .map(({ companyId, user }) => `company ${companyId}, ${user.email.toUpperCase()} lower-cased → ${user.id}`),
       )
-      expect(actual.unknownMember, `membershipCompanies(${f.unknownId}), an unknown person`).toEqual([])
+      expect(actual.emails, 'findPersonIdByEmail(lower-cased email) of every person').toEqual(people.map((person) => `${person.email.toLowerCase()} → ${person.id}`))
+      expect(actual.unknownEmail, 'findPersonIdByEmail of an email nobody has').toBeNull()
+      expect(actual.shares, "personCompanies(company, user) of every user: the companies of the user's person, accepted only; [] while pending").toEqual(
+        users.map(({ companyId, user }) => {
+          const personId = f.personOf(companyId, user.id)
+          return `company ${companyId}, user ${user.id}: [${personId === null ? '' : f.companiesOf(personId, 'accepted').join(', ')}]`
+        }),
+      )
+      expect(actual.unknownMember, `personCompanies(1, ${f.unknownId}), an unknown user`).toEqual([])
       expect(actual.roles, 'existingRoleIds(company, every role id of the fixture and an unknown one), sorted').toEqual(
         companyIds.flatMap((companyId) => [
           `company ${companyId}, every role id: [${f.roleIds(companyId).join(', ')}]`,
@@ -131,55 +160,95 @@ export const writesGroup: ConformanceGroup = {
       expect(actual.unknown, `getUser and getTodoForUpdate of company 1, unknown id ${f.unknownId}`).toEqual({ user: null, todo: null })
     })
 
-    it('createPerson stores the email as given, finds it by its lower-case form, and gives ids above every existing one', async () => {
+    it('addPendingMembership stores what the company sent under a fresh id above every user id, acceptMembership links a person and keeps the id', async () => {
       const f = facts()
       const role = f.roleIds(1)[0] as number
-      const first = { email: 'Zoë.ÉLODIE+New_Hire@Example.ORG', first_name: 'Zoë Élodie', last_name: "D'Àngelo “Jr”" }
+      const sent = { email: 'Zoë.ÉLODIE+New_Hire@Example.ORG', first_name: 'Zoë Élodie', last_name: "D'Àngelo “Jr”" }
       const second = { email: 'second.person@example.com', first_name: 'Second', last_name: 'Person' }
       const created = await ctx.writes().transaction(async (tx) => {
-        const firstId = await tx.createPerson(first, WRITE_NOW)
-        const secondId = await tx.createPerson(second, WRITE_NOW)
-        await tx.addMembership(1, firstId, [role], WRITE_NOW)
+        const firstId = await tx.addPendingMembership(1, [role], sent, WRITE_NOW)
+        const secondId = await tx.addPendingMembership(2, [], second, WRITE_NOW)
         return {
           firstId,
           secondId,
-          foundInside: await tx.findUserIdByEmail(first.email.toLowerCase()),
+          foundInside: await tx.findMemberIdByEmail(1, sent.email.toLowerCase()),
+          notInOther: await tx.findMemberIdByEmail(2, sent.email.toLowerCase()),
           userInside: await tx.getUser(1, firstId),
+          companies: await tx.personCompanies(1, firstId),
         }
       })
       const { firstId, secondId } = created
       expect(
-        { firstAboveFixture: firstId > f.maxPersonId, secondAboveFirst: secondId > firstId },
-        `createPerson ids ${firstId}, ${secondId}; the fixture's largest person id is ${f.maxPersonId}`,
+        { firstAboveFixture: firstId > f.maxUserId, secondAboveFirst: secondId > firstId },
+        `addPendingMembership ids ${firstId}, ${secondId}; the fixture's largest user id is ${f.maxUserId}`,
       ).toEqual({ firstAboveFixture: true, secondAboveFirst: true })
-      const user: UserRecord = {
+      const pending: UserRecord = {
         id: firstId,
-        ...first,
-        active: true,
+        ...sent,
+        active: false,
         role_ids: [role],
-        invitation_status: 'accepted',
+        invitation_status: 'pending',
         created_at: WRITE_NOW,
         updated_at: WRITE_NOW,
       }
-      expect(created.foundInside, 'findUserIdByEmail(lower-cased) inside the creating transaction').toBe(firstId)
-      expect(created.userInside, 'getUser(1, new person) inside the creating transaction').toEqual(user)
-      expect(await ctx.storage().users.get(1, firstId), `users.get(1, ${firstId}) after the commit`).toEqual(user)
-      expect(await ctx.storage().users.get(2, firstId), `users.get(2, ${firstId}): not a member of company 2`).toBeNull()
-      expect(await ctx.storage().users.get(1, secondId), `users.get(1, ${secondId}): a person without a membership`).toBeNull()
-      expect((await listUsers(1)).map((row) => row.id), 'users of company 1 after the commit').toEqual([
-        ...ctx.expected.records('users', 1).map((row) => row.id),
-        firstId,
-      ])
-      const after = await ctx.writes().transaction(async (tx) => ({
-        first: await tx.findUserIdByEmail(first.email.toLowerCase()),
-        second: await tx.findUserIdByEmail(second.email),
-        secondCompanies: await tx.membershipCompanies(secondId),
-      }))
-      expect(after, 'findUserIdByEmail of both new people, and membershipCompanies of the one without a membership').toEqual({
-        first: firstId,
-        second: secondId,
-        secondCompanies: [],
+      expect(created.foundInside, 'findMemberIdByEmail(1, lower-cased) inside the creating transaction').toBe(firstId)
+      expect(created.notInOther, 'findMemberIdByEmail(2, …) of company 1\'s new user').toBeNull()
+      expect(created.userInside, 'getUser(1, new user) inside the creating transaction').toEqual(pending)
+      expect(created.companies, 'personCompanies of a pending user (no person yet)').toEqual([])
+      expect(await ctx.storage().users.get(1, firstId), `users.get(1, ${firstId}) after the commit`).toEqual(pending)
+      expect(await ctx.storage().users.get(2, firstId), `users.get(2, ${firstId}): a user of company 1 only`).toBeNull()
+      expect((await listUsers(1)).map((row) => row.id), 'users of company 1 after the commit').toEqual([...ctx.expected.records('users', 1).map((row) => row.id), firstId])
+
+      const later = afterNow(2_000)
+      const accepted = await ctx.writes().transaction(async (tx) => {
+        const person = await tx.createPerson(sent, later)
+        return { person, accepted: await tx.acceptMembership(1, firstId, person, later), again: await tx.acceptMembership(1, firstId, person, later) }
       })
+      expect(accepted.person > f.maxPersonId, `createPerson id ${accepted.person} above the fixture's largest person id ${f.maxPersonId}`).toBe(true)
+      expect({ accepted: accepted.accepted, again: accepted.again }, 'acceptMembership of the pending user, then again').toEqual({ accepted: true, again: false })
+      const member: UserRecord = { ...pending, active: true, invitation_status: 'accepted', updated_at: later }
+      expect(await ctx.storage().users.get(1, firstId), `users.get(1, ${firstId}) after acceptMembership: the person as stored, the same id`).toEqual(member)
+      const after = await ctx.writes().transaction(async (tx) => ({
+        person: await tx.findPersonIdByEmail(sent.email.toLowerCase()),
+        member: await tx.findMemberIdByEmail(1, sent.email.toUpperCase().toLowerCase()),
+        companies: await tx.personCompanies(1, firstId),
+      }))
+      expect(after, 'findPersonIdByEmail, findMemberIdByEmail and personCompanies after the acceptance').toEqual({ person: accepted.person, member: firstId, companies: [1] })
+    })
+
+    it('acceptMembership links an existing person: each company keeps its own user id for them; a second membership of the person in one company throws WriteConflict', async () => {
+      const f = facts()
+      const exclusive = f.exclusiveUser(1)
+      const personId = f.personOf(1, exclusive) as number
+      const original = fixtureUser(ctx, 1, exclusive)
+      const roles = f.roleIds(2).slice(0, 2).reverse()
+      const userOf2 = await ctx.writes().transaction(async (tx) => {
+        const id = await tx.addPendingMembership(2, roles, { email: original.email.toUpperCase(), first_name: 'Sent', last_name: 'By Two' }, WRITE_NOW)
+        await tx.acceptMembership(2, id, personId, WRITE_NOW)
+        return id
+      })
+      expect(userOf2 !== exclusive && userOf2 > f.maxUserId, `company 2's user id ${userOf2} for the person whose user id in company 1 is ${exclusive}`).toBe(true)
+      expect(await ctx.storage().users.get(2, userOf2), `users.get(2, ${userOf2}): the person as stored, company 2's roles and dates`).toEqual({
+        ...original,
+        id: userOf2,
+        role_ids: roles,
+        created_at: WRITE_NOW,
+        updated_at: WRITE_NOW,
+      })
+      expect(await ctx.storage().users.get(2, exclusive), `users.get(2, ${exclusive}): company 1's id means nothing in company 2`).toBeNull()
+      expect(await ctx.storage().users.get(1, exclusive), `users.get(1, ${exclusive}): untouched`).toEqual(original)
+      const companies = await ctx.writes().transaction(async (tx) => ({ one: await tx.personCompanies(1, exclusive), two: await tx.personCompanies(2, userOf2) }))
+      expect({ one: [...companies.one].sort(byNumber), two: [...companies.two].sort(byNumber) }, 'personCompanies from either company').toEqual({ one: [1, 2], two: [1, 2] })
+
+      const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      const outcome = await outcomeOf(
+        ctx.writes().transaction(async (tx) => {
+          const again = await tx.addPendingMembership(2, [], { email: 'other.address@example.com', first_name: 'Same', last_name: 'Person' }, afterNow(1_000))
+          await tx.acceptMembership(2, again, personId, afterNow(1_000))
+        }),
+      )
+      expectConflicts([{ label: `acceptMembership(2, …, person ${personId}), already a member of company 2`, outcome }], 'a second membership of one person')
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused acceptance').toEqual(before)
     })
 
     it('createPerson of an email that exists in another case throws WriteConflict and writes nothing', async () => {
@@ -212,59 +281,53 @@ export const writesGroup: ConformanceGroup = {
       expectConflicts(outcomes, 'createPerson of an existing email')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
       const found = await ctx.writes().transaction(async (tx) => ({
-        edge: await tx.findUserIdByEmail(edge.email.toLowerCase()),
-        fresh: await tx.findUserIdByEmail(fresh.toLowerCase()),
+        edge: await tx.findPersonIdByEmail(edge.email.toLowerCase()),
+        fresh: await tx.findPersonIdByEmail(fresh.toLowerCase()),
       }))
-      expect(found, 'findUserIdByEmail after the refused duplicates: the original, and nothing for the rolled-back one').toEqual({
+      expect(found, 'findPersonIdByEmail after the refused duplicates: the original, and nothing for the rolled-back one').toEqual({
         edge: edge.id,
         fresh: null,
       })
     })
 
-    it("addMembership adds a person to another company with roles in the given order; a second time throws WriteConflict", async () => {
+    it('addPendingMembership of an email the company already has (pending or accepted, any case) throws WriteConflict and writes nothing', async () => {
       const f = facts()
-      const userId = f.exclusiveUser(1)
-      const roles = f.roleIds(2).slice(0, 2).reverse()
-      const original = fixtureUser(ctx, 1, userId)
-      await ctx.writes().transaction((tx) => tx.addMembership(2, userId, roles, WRITE_NOW))
-      const expected: UserRecord = { ...original, role_ids: roles, created_at: WRITE_NOW, updated_at: WRITE_NOW }
-      expect(await ctx.storage().users.get(2, userId), `users.get(2, ${userId}) after addMembership(2, ${userId}, [${roles.join(', ')}])`).toEqual(expected)
-      expect(await ctx.storage().users.get(1, userId), `users.get(1, ${userId}): the first membership is untouched`).toEqual(original)
-      const companies = await ctx.writes().transaction((tx) => tx.membershipCompanies(userId))
-      expect([...companies].sort(byNumber), `membershipCompanies(${userId})`).toEqual([1, 2])
-
+      const accepted = fixtureUser(ctx, 1, f.exclusiveUser(1))
+      const pending = ctx.expected.records('users', 1).find((user) => user.invitation_status === 'pending')
+      if (pending === undefined) throw new Error('conformance suite bug: company 1 has no pending user')
       const before = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
-      const later = afterNow(1_000)
-      const duplicates = [
-        { label: `addMembership(2, ${userId}) again, other roles`, company: 2, user: userId, roles: f.roleIds(2).slice(2, 3) },
-        { label: `addMembership(1, ${f.sharedUser}), a fixture membership`, company: 1, user: f.sharedUser, roles: [] },
-      ]
       const outcomes: LabelledOutcome[] = []
-      for (const duplicate of duplicates) {
-        const outcome = await outcomeOf(ctx.writes().transaction((tx) => tx.addMembership(duplicate.company, duplicate.user, duplicate.roles, later)))
-        outcomes.push({ label: duplicate.label, outcome })
+      for (const [label, email] of [
+        [`${accepted.email} upper-cased, an accepted user's`, accepted.email.toUpperCase()],
+        [`${pending.email} lower-cased, a pending user's`, pending.email.toLowerCase()],
+      ] as const) {
+        outcomes.push({ label, outcome: await outcomeOf(ctx.writes().transaction((tx) => tx.addPendingMembership(1, [], { email, first_name: 'Dup', last_name: 'Licate' }, WRITE_NOW))) })
       }
-      expectConflicts(outcomes, 'addMembership of an existing membership')
+      expectConflicts(outcomes, 'addPendingMembership of an email the company has')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after the refused duplicates').toEqual(before)
+      // Another company's user with that email is no conflict: each company has its own users.
+      const other = await ctx.writes().transaction((tx) => tx.addPendingMembership(2, [], { email: accepted.email, first_name: 'Sent', last_name: 'By Two' }, WRITE_NOW))
+      expect(await ctx.storage().users.get(2, other), `company 2's user ${other} with company 1's user's email`).toMatchObject({ email: accepted.email, invitation_status: 'pending', active: false })
     })
 
-    it('setUserActive sets the login of the person and bumps updated_at of every membership, nothing else', async () => {
+    it("setUserActive sets the login of the user's person and bumps updated_at of every accepted membership of the person, nothing else", async () => {
       const f = facts()
       const shared = f.sharedUser
+      const sharedIn2 = f.sharedUserIn(2)
       const exclusive = f.exclusiveUser(1)
       const deactivated = await ctx.writes().transaction(async (tx) => {
-        await tx.setUserActive(shared, false, WRITE_NOW)
-        await tx.setUserActive(exclusive, false, WRITE_NOW)
-        return { 1: await tx.getUser(1, shared), 2: await tx.getUser(2, shared), exclusive: await tx.getUser(1, exclusive) }
+        await tx.setUserActive(1, shared, false, WRITE_NOW)
+        await tx.setUserActive(1, exclusive, false, WRITE_NOW)
+        return { 1: await tx.getUser(1, shared), 2: await tx.getUser(2, sharedIn2), exclusive: await tx.getUser(1, exclusive) }
       })
       const expectedAt = (active: boolean, at: Date) => ({
         1: { ...fixtureUser(ctx, 1, shared), active, updated_at: at },
-        2: { ...fixtureUser(ctx, 2, shared), active, updated_at: at },
+        2: { ...fixtureUser(ctx, 2, sharedIn2), active, updated_at: at },
         exclusive: { ...fixtureUser(ctx, 1, exclusive), active, updated_at: at },
       })
       const stored = async () => ({
         1: await ctx.storage().users.get(1, shared),
-        2: await ctx.storage().users.get(2, shared),
+        2: await ctx.storage().users.get(2, sharedIn2),
         exclusive: await ctx.storage().users.get(1, exclusive),
       })
       const label = `user ${shared} (companies 1 and 2) and user ${exclusive} (company 1 only)`
@@ -272,13 +335,21 @@ export const writesGroup: ConformanceGroup = {
       expect(await stored(), `users.get after setUserActive(false): ${label}`).toEqual(expectedAt(false, WRITE_NOW))
 
       const later = afterNow(1_001)
-      await ctx.writes().transaction((tx) => tx.setUserActive(shared, true, later))
-      expect((await stored())[1], `users.get(1, ${shared}) after setUserActive(true)`).toEqual(expectedAt(true, later)[1])
-      expect((await stored())[2], `users.get(2, ${shared}) after setUserActive(true)`).toEqual(expectedAt(true, later)[2])
-      for (const companyId of [1, 2]) {
-        const untouched = others(others(ctx.expected.records('users', companyId), shared), exclusive)
-        expect(others(others(await listUsers(companyId), shared), exclusive), `the other users of company ${companyId}`).toEqual(untouched)
+      await ctx.writes().transaction((tx) => tx.setUserActive(2, sharedIn2, true, later))
+      expect((await stored())[1], `users.get(1, ${shared}) after setUserActive(2, ${sharedIn2}, true)`).toEqual(expectedAt(true, later)[1])
+      expect((await stored())[2], `users.get(2, ${sharedIn2}) after setUserActive(2, ${sharedIn2}, true)`).toEqual(expectedAt(true, later)[2])
+      for (const [companyId, id] of [[1, shared], [2, sharedIn2]] as const) {
+        const untouched = others(others(ctx.expected.records('users', companyId), id), exclusive)
+        expect(others(others(await listUsers(companyId), id), exclusive), `the other users of company ${companyId}`).toEqual(untouched)
       }
+      // Company 1's user id names nobody in company 2, and a pending user has no login to change.
+      const pending = f.pendingMemberships[0] as { userId: number; companyId: number }
+      const snapshot = await storageSnapshot(ctx.storage(), ctx.expected.companyIds)
+      await ctx.writes().transaction(async (tx) => {
+        await tx.setUserActive(2, shared === sharedIn2 ? f.unknownId : shared, false, afterNow(3_000))
+        await tx.setUserActive(pending.companyId, pending.userId, true, afterNow(3_000))
+      })
+      expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'storage after setUserActive of a foreign id and of a pending user').toEqual(snapshot)
     })
 
     it('insertTodo stores the fields with the defaults and returns the full record, as todos.get then does', async () => {
@@ -390,9 +461,11 @@ export const writesGroup: ConformanceGroup = {
       const reached: string[] = []
       const outcome = ctx.writes().transaction(async (tx) => {
         const person = await tx.createPerson({ email, first_name: 'Rolled', last_name: 'Back' }, WRITE_NOW)
-        await tx.addMembership(1, person, f.roleIds(1).slice(0, 1), WRITE_NOW)
-        await tx.addMembership(2, exclusive, [], WRITE_NOW)
-        await tx.setUserActive(shared, false, WRITE_NOW)
+        const user = await tx.addPendingMembership(1, f.roleIds(1).slice(0, 1), { email, first_name: 'Rolled', last_name: 'Back' }, WRITE_NOW)
+        await tx.acceptMembership(1, user, person, WRITE_NOW)
+        const joining = await tx.addPendingMembership(2, [], { email: 'joins.two@example.com', first_name: 'Joins', last_name: 'Two' }, WRITE_NOW)
+        await tx.acceptMembership(2, joining, f.personOf(1, exclusive) as number, WRITE_NOW)
+        await tx.setUserActive(1, shared, false, WRITE_NOW)
         await tx.insertTodo(1, { ...fieldsOf(fixtureTodo(ctx, 1, ctx.edges.unicodeTodo)), list_id: list }, WRITE_NOW)
         await tx.updateTodo(1, ctx.edges.unicodeTodo, { title: 'Never committed', notes: null }, WRITE_NOW)
         reached.push('every write')
@@ -402,11 +475,13 @@ export const writesGroup: ConformanceGroup = {
       expect(reached, 'work ran to the throw').toEqual(['every write'])
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'every list and company after the rollback').toEqual(before)
       const lookups = await ctx.writes().transaction(async (tx) => ({
-        email: await tx.findUserIdByEmail(email.toLowerCase()),
-        exclusive: [...(await tx.membershipCompanies(exclusive))].sort(byNumber),
+        email: await tx.findPersonIdByEmail(email.toLowerCase()),
+        member: await tx.findMemberIdByEmail(1, email.toLowerCase()),
+        exclusive: [...(await tx.personCompanies(1, exclusive))].sort(byNumber),
       }))
-      expect(lookups, 'findUserIdByEmail of the rolled-back person, membershipCompanies of the rolled-back member').toEqual({
+      expect(lookups, 'findPersonIdByEmail and findMemberIdByEmail of the rolled-back user, personCompanies of the rolled-back member').toEqual({
         email: null,
+        member: null,
         exclusive: [1],
       })
     })
@@ -418,11 +493,12 @@ export const writesGroup: ConformanceGroup = {
       const outcome = await outcomeOf(
         ctx.writes().transaction(async (tx) => {
           await tx.updateTodo(1, id, { title: 'Never committed' }, WRITE_NOW)
-          await tx.setUserActive(f.sharedUser, false, WRITE_NOW)
-          await tx.addMembership(1, f.sharedUser, [], WRITE_NOW) // already a member
+          await tx.setUserActive(1, f.sharedUser, false, WRITE_NOW)
+          const email = fixtureUser(ctx, 1, f.sharedUser).email
+          await tx.addPendingMembership(1, [], { email, first_name: 'Already', last_name: 'Member' }, WRITE_NOW) // already a member
         }),
       )
-      expectConflicts([{ label: `the transaction ending in addMembership(1, ${f.sharedUser}), an existing membership`, outcome }], 'a conflict in the middle of a transaction')
+      expectConflicts([{ label: `the transaction ending in addPendingMembership(1, the email of user ${f.sharedUser}), an existing member`, outcome }], 'a conflict in the middle of a transaction')
       expect(await storageSnapshot(ctx.storage(), ctx.expected.companyIds), 'every list and company after the rollback').toEqual(before)
       const later = afterNow(5_000)
       const returned = await ctx.writes().transaction(async (tx) => {
@@ -547,26 +623,27 @@ export const writesGroup: ConformanceGroup = {
       })
     })
 
-    it('of concurrent addMembership of one person to one company exactly one succeeds; the others throw WriteConflict', async () => {
+    it('of concurrent addPendingMembership of one email (in different cases) to one company exactly one succeeds; the others throw WriteConflict', async () => {
       const f = facts()
-      const userId = f.exclusiveUser(1)
+      const email = fixtureUser(ctx, 1, f.exclusiveUser(1)).email
       const runs = 8
       const results = await Promise.allSettled(
         Array.from({ length: runs }, (_, index) =>
           ctx.writes().transaction(async (tx) => {
             // A read first, then a pause, so transactions that are not kept apart overlap here;
             // the adapter must still let only one membership in.
-            await tx.membershipCompanies(userId)
+            await tx.findMemberIdByEmail(2, email.toLowerCase())
             await pause()
-            await tx.addMembership(2, userId, f.roleIds(2).slice(index, index + 1), afterNow(index))
+            const cased = index % 2 === 0 ? email.toUpperCase() : email.toLowerCase()
+            await tx.addPendingMembership(2, f.roleIds(2).slice(index, index + 1), { email: cased, first_name: 'Race', last_name: `Run ${index}` }, afterNow(index))
           }),
         ),
       )
-      expectOneWinner(results.map(describeOutcome), `${runs} concurrent addMembership(2, ${userId})`)
+      expectOneWinner(results.map(describeOutcome), `${runs} concurrent addPendingMembership(2, ${email})`)
       const users = await listUsers(2)
       expect(
-        users.filter((user) => user.id === userId).length,
-        `rows of user ${userId} among the users of company 2`,
+        users.filter((user) => user.email.toLowerCase() === email.toLowerCase()).length,
+        `users of company 2 with email ${email}`,
       ).toBe(1)
       expect(users.length, 'users of company 2').toBe(ctx.expected.records('users', 2).length + 1)
     })
@@ -590,8 +667,8 @@ export const writesGroup: ConformanceGroup = {
       )
       expectOneWinner(results.map(describeOutcome), `${emails.length} concurrent createPerson of one email`)
       const winner = results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<number> | undefined
-      const found = await ctx.writes().transaction((tx) => tx.findUserIdByEmail('race.winner@example.com'))
-      expect(found, 'findUserIdByEmail after the race: the winner').toBe(winner?.value)
+      const found = await ctx.writes().transaction((tx) => tx.findPersonIdByEmail('race.winner@example.com'))
+      expect(found, 'findPersonIdByEmail after the race: the winner').toBe(winner?.value)
     })
   },
 }

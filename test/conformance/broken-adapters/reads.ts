@@ -626,7 +626,7 @@ export const BROKEN_READS: readonly BrokenAdapter[] = [
   {
     name: 'pending-member-read-from-account',
     area: 'tenant isolation',
-    bug: 'a pending member is read by joining the account: the inviting company sees the person\'s own names, email and login',
+    bug: 'a pending member is read by joining the account by email: the inviting company sees the person\'s own names, email and login',
     caughtBy: 'tenant isolation',
     break: ({ storage }, adapter) => ({
       storage: withReaders(
@@ -634,7 +634,8 @@ export const BROKEN_READS: readonly BrokenAdapter[] = [
         ['users'],
         mapped((record) => {
           if (record.invitation_status !== 'pending') return record
-          const person = adapter.storage.data.people.find((candidate) => candidate.id === record.id)
+          // Issue 21: a pending user has no person; the bug joins one by the email it names.
+          const person = adapter.storage.data.people.find((candidate) => candidate.email.toLowerCase() === String(record.email).toLowerCase())
           return person === undefined ? record : { ...record, email: person.email, first_name: person.first_name, last_name: person.last_name, active: person.active }
         }),
       ),

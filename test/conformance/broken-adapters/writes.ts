@@ -6,6 +6,7 @@ import type { MemoryAdapter } from '../../../adapters/memory/index.js'
 import type { IdempotencyBegin, StoredResponse } from '../../../src/ports/idempotency-store.js'
 import type { ClaimedDelivery, WebhookDisabledReason, WebhookEndpointRecord } from '../../../src/ports/webhook-store.js'
 import { WriteConflict, type ChangeEvent, type NewPerson, type TodoFields, type WriteTransaction } from '../../../src/ports/write-storage.js'
+import type { InvitedPerson } from '../../../src/ports/dataset.js'
 import { override, tick, withTransaction, type BrokenAdapter } from './wrap.js'
 
 /** An adapter's own error class that only looks like ours: the plugin does not recognise it. */
@@ -87,17 +88,19 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
   {
     name: 'membership-upsert',
     area: 'writes',
-    bug: '`addMembership` upserts (`ON CONFLICT DO UPDATE SET role_ids = …`) instead of throwing WriteConflict',
+    bug: '`addPendingMembership` upserts the company\'s user with that email (`ON CONFLICT DO UPDATE SET role_ids = …`) instead of throwing WriteConflict',
     caughtBy: 'writes',
     break: (ports, adapter) => ({
       writes: withTransaction(ports, (tx) => ({
-        async addMembership(companyId: number, userId: number, roleIds: readonly number[], now: Date) {
+        async addPendingMembership(companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date) {
           try {
-            await tx.addMembership(companyId, userId, roleIds, now)
+            return await tx.addPendingMembership(companyId, roleIds, invited, now)
           } catch (error) {
             if (!(error instanceof WriteConflict)) throw error
+            const userId = (await tx.findMemberIdByEmail(companyId, invited.email.toLowerCase())) as number
             const membership = adapter.storage.data.memberships.find((candidate) => candidate.company_id === companyId && candidate.user_id === userId)
             if (membership !== undefined) Object.assign(membership, { role_ids: [...roleIds], updated_at: now })
+            return userId
           }
         },
       })),
@@ -113,7 +116,7 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
         async createPerson(person: NewPerson, now: Date) {
           const people = adapter.storage.data.people
           if (people.some((candidate) => candidate.email === person.email)) throw new WriteConflict(`${person.email} exists`)
-          if ((await tx.findUserIdByEmail(person.email.toLowerCase())) === null) return tx.createPerson(person, now)
+          if ((await tx.findPersonIdByEmail(person.email.toLowerCase())) === null) return tx.createPerson(person, now)
           const id = Math.max(...people.map((candidate) => candidate.id)) + 1
           people.push({ id, ...person, active: true, password_hash: '', created_at: now, updated_at: now })
           return id
@@ -134,7 +137,7 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
       return {
         writes: withTransaction(ports, (tx) => ({
           createPerson: (person: NewPerson, now: Date) => tx.createPerson(person, now).catch(driverError),
-          addMembership: (companyId: number, userId: number, roleIds: readonly number[], now: Date) => tx.addMembership(companyId, userId, roleIds, now).catch(driverError),
+          addPendingMembership: (companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date) => tx.addPendingMembership(companyId, roleIds, invited, now).catch(driverError),
         })),
       }
     },
@@ -152,7 +155,7 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
       return {
         writes: withTransaction(ports, (tx) => ({
           createPerson: (person: NewPerson, now: Date) => tx.createPerson(person, now).catch(lookAlike),
-          addMembership: (companyId: number, userId: number, roleIds: readonly number[], now: Date) => tx.addMembership(companyId, userId, roleIds, now).catch(lookAlike),
+          addPendingMembership: (companyId: number, roleIds: readonly number[], invited: InvitedPerson, now: Date) => tx.addPendingMembership(companyId, roleIds, invited, now).catch(lookAlike),
         })),
       }
     },
@@ -227,9 +230,15 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
     caughtBy: 'pending memberships',
     break: (ports, adapter) => ({
       writes: withTransaction(ports, (tx) => ({
-        async setUserActive(userId: number, active: boolean, now: Date) {
-          await tx.setUserActive(userId, active, now)
-          for (const membership of adapter.storage.data.memberships) if (membership.user_id === userId) membership.updated_at = now
+        async setUserActive(companyId: number, userId: number, active: boolean, now: Date) {
+          await tx.setUserActive(companyId, userId, active, now)
+          // Bumps every user with the person's email, a pending one that names it included.
+          const email = (await tx.getUser(companyId, userId))?.email.toLowerCase()
+          for (const membership of adapter.storage.data.memberships) {
+            if (membership.company_id === companyId && membership.user_id === userId) continue
+            const shown = membership.invited?.email ?? adapter.storage.data.people.find((person) => person.id === membership.person_id)?.email
+            if (shown?.toLowerCase() === email) membership.updated_at = now
+          }
         },
       })),
     }),
@@ -259,8 +268,8 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
     caughtBy: 'pending memberships',
     break: (ports, adapter) => ({
       writes: withTransaction(ports, (tx) => ({
-        async acceptMembership(companyId: number, userId: number, now: Date) {
-          const accepted = await tx.acceptMembership(companyId, userId, now)
+        async acceptMembership(companyId: number, userId: number, personId: number, now: Date) {
+          const accepted = await tx.acceptMembership(companyId, userId, personId, now)
           const membership = adapter.storage.data.memberships.find((candidate) => candidate.company_id === companyId && candidate.user_id === userId)
           if (accepted && membership !== undefined) membership.created_at = now
           return accepted
@@ -583,7 +592,7 @@ export const BROKEN_WRITES: readonly BrokenAdapter[] = [
         finishAttempt(claim: ClaimedDelivery, ...rest: unknown[]) {
           const row = adapter.webhooks.deliveries.find((candidate) => candidate.id === claim.delivery_id)
           if (row !== undefined && row.status === 'pending') row.lease = claim.lease
-          return (webhooks.finishAttempt as (...args: unknown[]) => Promise<boolean>)(claim, ...rest)
+          return (webhooks.finishAttempt as (...args: unknown[]) => Promise<unknown>)(claim, ...rest)
         },
       }),
     }),
