@@ -3,6 +3,8 @@ import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   AttemptOutcome,
   ClaimedDelivery,
+  ClaimPolicy,
+  FinishedAttempt,
   DeliveryPage,
   DeliveryQuery,
   WebhookAttemptRecord,
@@ -13,6 +15,7 @@ import type {
   WebhookStore,
 } from '../../src/ports/webhook-store.js'
 import type { ChangeEvent, WriteTransaction } from '../../src/ports/write-storage.js'
+import { HEALTHY, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import type { TransactionGate } from '../transaction-gate.js'
 import { MemoryAuditStore } from './memory-audit-store.js'
 
@@ -106,7 +109,7 @@ export class MemoryWebhookStore implements WebhookStore {
       const endpoint = this.endpoints.get(id)
       if (endpoint === undefined || endpoint.status === 'enabled') return false
       this.audit.check(audit)
-      Object.assign(endpoint, { status: 'enabled', disabled_reason: null, failing_since: null, updated_at: now })
+      Object.assign(endpoint, { status: 'enabled', disabled_reason: null, ...HEALTHY, updated_at: now })
       this.audit.record(audit)
       return true
     })
@@ -147,12 +150,9 @@ export class MemoryWebhookStore implements WebhookStore {
     for (const event of events) await tx.recordEvent(event)
   }
 
-  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  claimDue(now: Date, leaseUntil: Date, limit: number, policy?: ClaimPolicy): Promise<ClaimedDelivery[]> {
     return this.gate.exclusive(async () => {
-      const due = this.deliveries
-        .filter((row) => row.status === 'pending' && (row.next_attempt_at as Date) <= now && this.endpoints.get(row.endpoint_id)?.status === 'enabled')
-        .sort((a, b) => (a.next_attempt_at as Date).getTime() - (b.next_attempt_at as Date).getTime() || a.id - b.id)
-        .slice(0, limit)
+      const due = this.#fairDue(now, policy).slice(0, Math.max(0, limit))
       return due.map((row) => {
         const lease = randomUUID()
         Object.assign(row, { attempts: row.attempts + 1, next_attempt_at: leaseUntil, lease, updated_at: now })
@@ -168,16 +168,19 @@ export class MemoryWebhookStore implements WebhookStore {
     })
   }
 
-  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean> {
+  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null> {
     return this.gate.exclusive(async () => {
       const row = this.deliveries.find((candidate) => candidate.id === claim.delivery_id)
-      if (row === undefined || row.status !== 'pending' || row.lease !== claim.lease) return false
+      if (row === undefined || row.status !== 'pending' || row.lease !== claim.lease) return null
       row.attempt_log.push({ ...outcome.attempt })
       const { next } = outcome
       Object.assign(row, { status: next.status, next_attempt_at: next.status === 'pending' ? next.at : null, lease: null, updated_at: now })
       const endpoint = this.endpoints.get(row.endpoint_id)
-      if (endpoint !== undefined) endpoint.failing_since = outcome.attempt.succeeded ? null : (endpoint.failing_since ?? now)
-      return true
+      if (endpoint === undefined) return { opened: false, closed: false, health: HEALTHY }
+      const { failing_since, consecutive_failures, paused_until, pause_ms } = endpoint
+      const finished = nextEndpointHealth({ failing_since, consecutive_failures, paused_until, pause_ms }, outcome.attempt.succeeded, outcome.breaker, now)
+      Object.assign(endpoint, finished.health)
+      return structuredClone(finished)
     })
   }
 
@@ -274,6 +277,59 @@ export class MemoryWebhookStore implements WebhookStore {
     }
   }
 
+  /**
+   * Due deliveries in claim order, within `policy` (see `WebhookStore.claimDue`); the same
+   * steps as the SQL adapter's claim query: in flight per endpoint, the endpoints that may take
+   * one more, a rank per endpoint cut at its room, a rank per company and pool cut at its room,
+   * then round-robin by company rank.
+   */
+  #fairDue(now: Date, policy: ClaimPolicy | undefined): DeliveryRow[] {
+    const endpointLimit = policy?.endpointLimit ?? Infinity
+    const poolLimit = (troubled: boolean) => (troubled ? (policy?.troubledCompanyLimit ?? Infinity) : (policy?.companyLimit ?? Infinity))
+    const slowBefore = policy?.slowBefore.getTime() ?? -Infinity
+    const flight = new Map<string, { inflight: number; slow: boolean }>()
+    for (const row of this.deliveries) {
+      if (row.status !== 'pending' || row.lease === null || (row.next_attempt_at as Date) <= now) continue
+      const seen = flight.get(row.endpoint_id) ?? { inflight: 0, slow: false }
+      flight.set(row.endpoint_id, { inflight: seen.inflight + 1, slow: seen.slow || row.updated_at.getTime() < slowBefore })
+    }
+    const troubledOf = (endpoint: WebhookEndpointRecord) =>
+      endpoint.consecutive_failures > 0 || endpoint.paused_until !== null || (flight.get(endpoint.id)?.slow ?? false)
+    const pools = new Map<string, number>()
+    for (const [endpointId, { inflight }] of flight) {
+      const endpoint = this.endpoints.get(endpointId)
+      if (endpoint === undefined || endpoint.status !== 'enabled') continue
+      const pool = `${endpoint.company_id}:${troubledOf(endpoint)}`
+      pools.set(pool, (pools.get(pool) ?? 0) + inflight)
+    }
+    const byEndpoint = new Map<string, DeliveryRow[]>()
+    for (const row of this.deliveries) {
+      if (row.status !== 'pending' || (row.next_attempt_at as Date) > now) continue
+      byEndpoint.set(row.endpoint_id, [...(byEndpoint.get(row.endpoint_id) ?? []), row])
+    }
+    const ranked: Array<{ row: DeliveryRow; pool: string; troubled: boolean; endpointRank: number }> = []
+    for (const [endpointId, rows] of byEndpoint) {
+      const endpoint = this.endpoints.get(endpointId)
+      if (endpoint === undefined || endpoint.status !== 'enabled') continue
+      const inflight = flight.get(endpointId)?.inflight ?? 0
+      if (endpoint.paused_until !== null && (endpoint.paused_until > now || inflight > 0)) continue
+      const troubled = troubledOf(endpoint)
+      const perEndpoint = endpoint.paused_until !== null ? 1 : troubled ? (policy === undefined ? Infinity : 1) : endpointLimit
+      const room = perEndpoint - inflight
+      rows.sort(dueOrder)
+      rows.slice(0, Math.max(0, room)).forEach((row, index) => ranked.push({ row, pool: `${endpoint.company_id}:${troubled}`, troubled, endpointRank: index + 1 }))
+    }
+    ranked.sort((a, b) => a.endpointRank - b.endpointRank || dueOrder(a.row, b.row))
+    const companyRanks = new Map<string, number>()
+    const fitting: Array<{ row: DeliveryRow; companyRank: number }> = []
+    for (const { row, pool, troubled } of ranked) {
+      const companyRank = (companyRanks.get(pool) ?? 0) + 1
+      companyRanks.set(pool, companyRank)
+      if (companyRank <= poolLimit(troubled) - (pools.get(pool) ?? 0)) fitting.push({ row, companyRank })
+    }
+    return fitting.sort((a, b) => a.companyRank - b.companyRank || dueOrder(a.row, b.row)).map(({ row }) => row)
+  }
+
   #newDelivery(endpointId: string, event: ChangeEvent, due: Date): DeliveryRow {
     const row: DeliveryRow = {
       id: this.#nextDeliveryId++,
@@ -291,6 +347,11 @@ export class MemoryWebhookStore implements WebhookStore {
     this.deliveries.push(row)
     return row
   }
+}
+
+/** Oldest due first, then by id. */
+function dueOrder(a: DeliveryRow, b: DeliveryRow): number {
+  return (a.next_attempt_at as Date).getTime() - (b.next_attempt_at as Date).getTime() || a.id - b.id
 }
 
 function copyEndpoint(endpoint: WebhookEndpointRecord): WebhookEndpointRecord {

@@ -4,6 +4,9 @@ import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   AttemptOutcome,
   ClaimedDelivery,
+  ClaimPolicy,
+  EndpointHealth,
+  FinishedAttempt,
   DeliveryPage,
   DeliveryQuery,
   WebhookAttemptRecord,
@@ -17,6 +20,7 @@ import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
 import type { QueryDb } from './prepared.js'
+import { HEALTHY, healthChanged, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 import { changeEventRow, pendingDelivery, recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
@@ -25,6 +29,10 @@ const ENDPOINTS = 'wfa_webhook_endpoints'
 const DELIVERIES = 'wfa_webhook_deliveries'
 const ATTEMPTS = 'wfa_webhook_attempts'
 const EVENTS = 'wfa_change_events'
+/** Postgres: the advisory lock (two-int form) that makes claims one at a time, so caps counted in one claim hold across instances. */
+const CLAIM_LOCK = sql`2026112608, 1`
+/** Stands for "no limit" in the claim query when `claimDue` gets no policy. */
+const NO_LIMIT = 1_000_000_000
 
 /** How the store adapts to a dialect; see `SqlWriteOptions` for the shared fields. */
 export interface SqlWebhookOptions extends SqlWriteOptions {
@@ -93,6 +101,9 @@ export class SqlWebhookStore implements WebhookStore {
           previous_secret: endpoint.previous_secret,
           previous_secret_expires_at: this.#instantOrNull(endpoint.previous_secret_expires_at),
           failing_since: this.#instantOrNull(endpoint.failing_since),
+          consecutive_failures: endpoint.consecutive_failures,
+          paused_until: this.#instantOrNull(endpoint.paused_until),
+          pause_ms: endpoint.pause_ms,
           created_at: c.instant(endpoint.created_at),
           updated_at: c.instant(endpoint.updated_at),
         })
@@ -135,7 +146,7 @@ export class SqlWebhookStore implements WebhookStore {
       async (db) => {
         const result = await db
           .updateTable(ENDPOINTS)
-          .set({ status: 'enabled', disabled_reason: null, failing_since: null, updated_at: this.codec.instant(now) })
+          .set({ status: 'enabled', disabled_reason: null, ...HEALTHY_COLUMNS, updated_at: this.codec.instant(now) })
           .where('id', '=', id)
           .where('status', '=', 'disabled')
           .executeTakeFirst()
@@ -190,29 +201,27 @@ export class SqlWebhookStore implements WebhookStore {
     await recordOutboxEvents(this.#hostHandle(transaction), this.codec, events, this.#outbox)
   }
 
-  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-    if (!Number.isInteger(limit) || limit < 1) return Promise.resolve([])
+  async claimDue(now: Date, leaseUntil: Date, limit: number, policy?: ClaimPolicy): Promise<ClaimedDelivery[]> {
+    if (!Number.isInteger(limit) || limit < 1) return []
     const c = this.codec
     const lease = randomBytes(16).toString('base64url')
+    // Most claims of a busy dispatcher find nothing new (a finished attempt wakes it): a read
+    // first keeps those out of a write transaction (SQLite's one writer) and the claim lock.
+    const anything = await this.#fairDue(now, 1, policy).execute(this.db)
+    if (anything.rows.length === 0) return []
     return this.#transact(async (trx) => {
+      // One claim at a time across instances (Postgres): the in-flight counts a claim reads are
+      // then those the previous claim left, so the caps hold cluster-wide. Claims are short.
+      if (this.#lockRows) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
+      const chosen = (await this.#fairDue(now, limit, policy).execute(trx)).rows.map((row) => c.readInt(row.id))
+      if (chosen.length === 0) return []
       let due = trx
-        .selectFrom(`${DELIVERIES} as d`)
-        .select('d.id')
-        .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', c.instant(now))
-        .where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom(`${ENDPOINTS} as e`)
-              .select(sql<number>`1`.as('one'))
-              .whereRef('e.id', '=', 'd.endpoint_id')
-              .where('e.status', '=', 'enabled'),
-          ),
-        )
-        .orderBy('d.next_attempt_at')
-        .orderBy('d.id')
-        .limit(limit)
-      // Rows another dispatcher is claiming are skipped, not waited for (Postgres).
+        .selectFrom(DELIVERIES)
+        .select('id')
+        .where('id', 'in', chosen)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', c.instant(now))
+      // Rows another transaction holds (a finish, a disable) are skipped, not waited for (Postgres).
       if (this.#lockRows) due = due.forUpdate().skipLocked()
       const claimed = await trx
         .updateTable(DELIVERIES)
@@ -270,7 +279,78 @@ export class SqlWebhookStore implements WebhookStore {
     })
   }
 
-  async finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean> {
+  /**
+   * The ids of up to `limit` due deliveries to claim, fairly (see `WebhookStore.claimDue`). One
+   * statement on both dialects: in-flight attempts per endpoint (deliveries under a live lease,
+   * a partial index), the endpoints that may take one more, each one's first due deliveries (an
+   * index range, never its whole backlog), then two rankings — per endpoint (oldest due first,
+   * cut at the endpoint's room) and per company and pool (cut at the company's room) — and
+   * round-robin order: every company's first before any second.
+   * Raw SQL is not rewritten by `withSchema`, so tables are named with the schema here.
+   */
+  #fairDue(now: Date, limit: number, policy: ClaimPolicy | undefined) {
+    const c = this.codec
+    const at = c.instant(now)
+    // Without a policy no attempt is slow: every claim was made after 1970.
+    const slow = c.instant(policy?.slowBefore ?? new Date(0))
+    // Whole numbers as literals: a parameter in `case … else $1 end - count` has no type Postgres can infer.
+    const count = (value: number | undefined) => sql.lit(Math.max(0, Math.min(NO_LIMIT, Math.floor(value ?? NO_LIMIT))))
+    const endpointLimit = count(policy?.endpointLimit)
+    const companyLimit = count(policy?.companyLimit)
+    const troubledLimit = count(policy?.troubledCompanyLimit)
+    // Without a policy nothing is capped but the breaker's probe (one at a time, always).
+    const troubledEndpointLimit = policy === undefined ? count(NO_LIMIT) : sql.lit(1)
+    const table = (name: string) => sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
+    // An endpoint never adds more than this to one batch: each reads only its first due rows (an index range).
+    const skipToLast = sql.lit(Math.max(1, Math.min(policy?.endpointLimit ?? NO_LIMIT, limit)) - 1)
+    return sql<{ id: unknown }>`
+      with flight as (
+        select endpoint_id, count(*) as inflight, sum(case when updated_at < ${slow} then 1 else 0 end) as slow
+        from ${table(DELIVERIES)}
+        where lease is not null and status = 'pending' and next_attempt_at > ${at}
+        group by endpoint_id
+      ),
+      ep as (
+        select e.id, e.company_id, coalesce(f.inflight, 0) as inflight, e.paused_until,
+          case when e.consecutive_failures > 0 or e.paused_until is not null or coalesce(f.slow, 0) > 0 then 1 else 0 end as troubled
+        from ${table(ENDPOINTS)} e left join flight f on f.endpoint_id = e.id
+        where e.status = 'enabled'
+      ),
+      pools as (
+        select company_id, troubled, sum(inflight) as inflight from ep where inflight > 0 group by company_id, troubled
+      ),
+      room as (
+        select id, company_id, troubled,
+          (case when paused_until is not null then 1 when troubled = 1 then ${troubledEndpointLimit} else ${endpointLimit} end) - inflight as room,
+          -- The due time of the last delivery the endpoint could add to this batch.
+          coalesce(
+            (select last.next_attempt_at from ${table(DELIVERIES)} last
+             where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
+             order by last.next_attempt_at, last.id limit 1 offset ${skipToLast}),
+            ${at}
+          ) as cutoff
+        from ep
+        where paused_until is null or (paused_until <= ${at} and inflight = 0)
+      ),
+      ranked as (
+        select d.id, d.next_attempt_at, r.company_id, r.troubled, r.room,
+          row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
+        from room r join ${table(DELIVERIES)} d on d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
+        where r.room > 0
+      ),
+      fitting as (
+        select id, next_attempt_at, company_id, troubled,
+          row_number() over (partition by company_id, troubled order by endpoint_rank, next_attempt_at, id) as company_rank
+        from ranked
+        where endpoint_rank <= room
+      )
+      select f.id from fitting f left join pools p on p.company_id = f.company_id and p.troubled = f.troubled
+      where f.company_rank <= (case when f.troubled = 1 then ${troubledLimit} else ${companyLimit} end) - coalesce(p.inflight, 0)
+      order by f.company_rank, f.next_attempt_at, f.id
+      limit ${limit}`
+  }
+
+  async finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null> {
     const c = this.codec
     const at = c.instant(now)
     const { attempt, next } = outcome
@@ -283,14 +363,51 @@ export class SqlWebhookStore implements WebhookStore {
           .where('lease', '=', claim.lease)
           .where('status', '=', 'pending')
           .executeTakeFirst()
-        if (held === undefined) return false
-        // The endpoint's health first, and only when it changes: a healthy endpoint's row is not
-        // even locked, so attempts to one endpoint finish side by side instead of queueing on it.
-        // When it is locked, it is before the delivery, in the order `disableEndpoint` and
+        if (held === undefined) return null
+        // The endpoint's health first, and only when it changes: a healthy endpoint's success
+        // does not even lock its row, so attempts to one endpoint finish side by side instead of
+        // queueing on it. A failure reads the health under the row's lock (Postgres) and writes
+        // the next one, so of several instances failing at once exactly one opens the breaker.
+        // The endpoint is locked before the delivery, in the order `disableEndpoint` and
         // `deleteEndpoint` take them, so neither can deadlock with this.
-        const health = trx.updateTable(ENDPOINTS).where('id', '=', held.endpoint_id as string)
-        if (attempt.succeeded) await health.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
-        else await health.set({ failing_since: at }).where('failing_since', 'is', null).execute()
+        const endpointId = held.endpoint_id as string
+        let finished: FinishedAttempt
+        if (attempt.succeeded) {
+          const cleared = await trx
+            .updateTable(ENDPOINTS)
+            .set(HEALTHY_COLUMNS)
+            .where('id', '=', endpointId)
+            .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('failing_since', 'is not', null), eb('paused_until', 'is not', null)]))
+            .executeTakeFirst()
+          finished = { opened: false, closed: cleared.numUpdatedRows > 0n, health: HEALTHY }
+        } else {
+          let read = trx.selectFrom(ENDPOINTS).select(['failing_since', 'consecutive_failures', 'paused_until', 'pause_ms']).where('id', '=', endpointId)
+          if (this.#lockRows) read = read.forUpdate()
+          const row = await read.executeTakeFirst()
+          const before: EndpointHealth =
+            row === undefined
+              ? HEALTHY
+              : {
+                  failing_since: this.#readInstantOrNull(row.failing_since),
+                  consecutive_failures: c.readInt(row.consecutive_failures),
+                  paused_until: this.#readInstantOrNull(row.paused_until),
+                  pause_ms: c.readInt(row.pause_ms),
+                }
+          const next = nextEndpointHealth(before, false, outcome.breaker, now)
+          finished = next
+          if (row !== undefined && healthChanged(before, next.health)) {
+            await trx
+              .updateTable(ENDPOINTS)
+              .set({
+                failing_since: this.#instantOrNull(next.health.failing_since),
+                consecutive_failures: next.health.consecutive_failures,
+                paused_until: this.#instantOrNull(next.health.paused_until),
+                pause_ms: next.health.pause_ms,
+              })
+              .where('id', '=', endpointId)
+              .execute()
+          }
+        }
         const moved = await trx
           .updateTable(DELIVERIES)
           .set({
@@ -318,10 +435,10 @@ export class SqlWebhookStore implements WebhookStore {
             succeeded: c.bool(attempt.succeeded),
           })
           .execute()
-        return true
+        return finished
       })
     } catch (error) {
-      if (error instanceof ClaimLost) return false
+      if (error instanceof ClaimLost) return null
       throw error
     }
   }
@@ -549,6 +666,9 @@ export class SqlWebhookStore implements WebhookStore {
       previous_secret: row.previous_secret,
       previous_secret_expires_at: this.#readInstantOrNull(row.previous_secret_expires_at),
       failing_since: this.#readInstantOrNull(row.failing_since),
+      consecutive_failures: c.readInt(row.consecutive_failures ?? 0),
+      paused_until: this.#readInstantOrNull(row.paused_until),
+      pause_ms: c.readInt(row.pause_ms ?? 0),
       created_at: c.readInstant(row.created_at),
       updated_at: c.readInstant(row.updated_at),
     }
@@ -582,6 +702,9 @@ export class SqlWebhookStore implements WebhookStore {
     }
   }
 }
+
+/** A healthy endpoint's health, as columns to set (its instants are null on both dialects). */
+const HEALTHY_COLUMNS = { failing_since: null, consecutive_failures: 0, paused_until: null, pause_ms: 0 } as const
 
 /** Rolls `finishAttempt`'s transaction back when the claim turns out to be lost part-way. */
 class ClaimLost extends Error {}

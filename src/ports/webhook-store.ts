@@ -29,6 +29,16 @@ export interface WebhookEndpointRecord {
   previous_secret_expires_at: Date | null
   /** When the first of the failures since the last success happened; null while healthy. */
   failing_since: Date | null
+  /** Failed attempts since the last success (0 while healthy). */
+  consecutive_failures: number
+  /**
+   * The circuit breaker: while set and in the future, none of the endpoint's deliveries is
+   * claimed (they wait, neither failed nor counted); once past, one probe attempt at a time
+   * is. Null while the breaker is closed. A success closes it.
+   */
+  paused_until: Date | null
+  /** The length of the breaker's current pause (ms), doubled by each failed probe; 0 while closed. */
+  pause_ms: number
   created_at: Date
   updated_at: Date
 }
@@ -91,12 +101,68 @@ export interface ClaimedDelivery {
   endpoint: WebhookEndpointRecord
 }
 
+/**
+ * How `claimDue` shares attempts out, across every dispatcher sharing the store (the plugin's
+ * policy; the store applies it in its claim, so it holds across instances). An attempt is
+ * "in flight" from its claim until `finishAttempt` or the end of its lease.
+ *
+ * An endpoint is *troubled* while its last attempt failed (`consecutive_failures > 0`), its
+ * breaker is open or probing (`paused_until` set), or it has an attempt in flight claimed
+ * before `slowBefore`. A troubled endpoint gets one attempt in flight at a time, and a company's
+ * troubled endpoints together at most `troubledCompanyLimit`, so hanging receivers hold a
+ * bounded number of slots and never the ones the company's healthy endpoints need.
+ */
+export interface ClaimPolicy {
+  /** Attempts in flight at once per healthy endpoint. */
+  endpointLimit: number
+  /** Attempts in flight at once to one company's healthy endpoints. */
+  companyLimit: number
+  /** Attempts in flight at once to one company's troubled endpoints. */
+  troubledCompanyLimit: number
+  /** An attempt still in flight that was claimed before this makes its endpoint troubled (slow). */
+  slowBefore: Date
+}
+
+/**
+ * When an endpoint's circuit breaker opens, as `finishAttempt` applies it: after `threshold`
+ * failed attempts in a row it pauses the endpoint for `pauseMs`; each failed probe after a
+ * pause doubles the pause, up to `maxPauseMs`. Milliseconds.
+ */
+export interface BreakerRule {
+  threshold: number
+  pauseMs: number
+  maxPauseMs: number
+}
+
 /** What the next state of a delivery is after an attempt. */
 export type DeliveryNext = { status: 'delivered' } | { status: 'pending'; at: Date } | { status: 'failed' }
 
 export interface AttemptOutcome {
   attempt: WebhookAttemptRecord
   next: DeliveryNext
+  /** Opens the endpoint's breaker by this rule; without it failures are counted but the breaker never opens. */
+  breaker?: BreakerRule
+}
+
+/** The endpoint's health after an attempt was recorded. */
+export interface EndpointHealth {
+  failing_since: Date | null
+  consecutive_failures: number
+  paused_until: Date | null
+  pause_ms: number
+}
+
+/** What `finishAttempt` did besides recording the attempt. */
+export interface FinishedAttempt {
+  /**
+   * This attempt opened the endpoint's breaker (closed → open). Of several dispatchers failing
+   * at once exactly one sees true: the one whose change took effect. A failed probe that
+   * re-opens it with a longer pause is not an opening.
+   */
+  opened: boolean
+  /** This success ended a failing streak (the endpoint had failures, or its breaker was open): its health is back to healthy. */
+  closed: boolean
+  health: EndpointHealth
 }
 
 /** A page of an endpoint's deliveries: `before` is a delivery id (exclusive); `status` and `event_type` narrow it. */
@@ -138,7 +204,8 @@ export interface WebhookStore {
   /** Applies `changes` and sets `updated_at = now`. @returns the endpoint after the change, or null if there is none. */
   updateEndpoint(id: string, changes: WebhookEndpointChanges, now: Date, audit?: AuditEntry): Promise<WebhookEndpointRecord | null>
   /**
-   * Enables a disabled endpoint: clears `disabled_reason` and `failing_since`.
+   * Enables a disabled endpoint: clears `disabled_reason` and the health (`failing_since`,
+   * `consecutive_failures`, `paused_until`, `pause_ms`).
    * @returns false if there is no such endpoint or it was already enabled.
    */
   enableEndpoint(id: string, now: Date, audit?: AuditEntry): Promise<boolean>
@@ -159,20 +226,27 @@ export interface WebhookStore {
   publish(transaction: unknown, events: readonly ChangeEvent[]): Promise<void>
 
   /**
-   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, endpoint enabled),
-   * oldest due first, skipping rows another dispatcher is claiming. Each claim counts an
-   * attempt and moves `next_attempt_at` to `leaseUntil`, so a claim whose dispatcher died is
-   * due again then (at-least-once).
+   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, endpoint enabled
+   * and its breaker not pausing it: `paused_until` null, or past with nothing in flight, and
+   * then one delivery only, the probe), skipping rows another dispatcher is claiming. Within
+   * `policy`'s limits (none but the probe's when it is omitted), counted across every dispatcher. Round-robin: each company's first pick before
+   * any company's second, each endpoint's first before any endpoint's second, oldest due first
+   * among equals. Each claim counts an attempt and moves `next_attempt_at` to `leaseUntil`, so
+   * a claim whose dispatcher died is due again then (at-least-once).
    */
-  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>
+  claimDue(now: Date, leaseUntil: Date, limit: number, policy?: ClaimPolicy): Promise<ClaimedDelivery[]>
   /**
-   * Records the attempt and moves the delivery to `outcome.next`, and marks the endpoint
-   * healthy (a success clears `failing_since`) or failing (a failure sets it if unset), in
-   * one transaction.
-   * @returns false (recording nothing) if the claim is no longer the delivery's: its lease ran
+   * Records the attempt, moves the delivery to `outcome.next` and updates the endpoint's health,
+   * in one transaction: a success clears it (`failing_since`, `consecutive_failures`, the
+   * breaker); a failure counts one more in a row, sets `failing_since` if unset and, by
+   * `outcome.breaker`, opens the breaker (`threshold` in a row while closed: pause `pauseMs`)
+   * or re-opens it after a failed probe (`paused_until` past: pause doubled, at most
+   * `maxPauseMs`). A failure while the pause still runs (an attempt claimed before it opened)
+   * leaves the pause alone.
+   * @returns null (recording nothing) if the claim is no longer the delivery's: its lease ran
    *   out and another dispatcher took it, or the delivery was failed or deleted meanwhile.
    */
-  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<boolean>
+  finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null>
 
   /** An endpoint's deliveries, newest first, with their attempts; `before` is a delivery id (exclusive). */
   listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage>

@@ -1,13 +1,35 @@
+import { setMaxListeners } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../ports/clock.js'
-import type { ClaimedDelivery, DeliveryNext, WebhookAttemptRecord, WebhookDisabledReason, WebhookStore } from '../ports/webhook-store.js'
+import type {
+  BreakerRule,
+  ClaimedDelivery,
+  ClaimPolicy,
+  DeliveryNext,
+  FinishedAttempt,
+  WebhookAttemptRecord,
+  WebhookDisabledReason,
+  WebhookStore,
+} from '../ports/webhook-store.js'
 import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js'
 import { RESPONSE_BODY_KEPT_BYTES } from './http-transport.js'
 import { nextAttemptAt, parseRetryAfter } from './retry.js'
+import { attemptDeadline } from './attempt-deadline.js'
 import type { SecretBox } from './secret-box.js'
 import { signWebhook } from './signature.js'
 import { endpointView, type WebhookEndpoint } from './webhook-manager.js'
+
+/**
+ * What the host hears when an endpoint's circuit breaker opens: its attempts kept failing
+ * (`consecutive_failures` in a row), so its deliveries wait until `paused_until`, then one probe
+ * is sent. Heard before the endpoint is disabled, which happens only after `autoDisableAfterMs`.
+ */
+export interface EndpointFailingNotice {
+  endpoint: WebhookEndpoint
+  /** The error or status of the attempt that opened the breaker. */
+  lastError: string | null
+}
 
 /** What the host hears when an endpoint is disabled by delivery: a 410 (`gone`) or failing for the auto-disable period (`failing`). */
 export interface EndpointDisabledNotice {
@@ -33,6 +55,14 @@ export interface DispatcherSettings {
   batch: number
   /** Attempts in flight at once, per dispatcher. */
   concurrency: number
+  /** Attempts in flight at once per healthy endpoint, across every instance. */
+  endpointConcurrency: number
+  /** Attempts in flight at once to one company's healthy endpoints, across every instance; its troubled endpoints get half as many. */
+  companyConcurrency: number
+  /** An attempt in flight longer than this marks its endpoint as slow (troubled: one attempt at a time) (ms). */
+  slowAttemptMs: number
+  /** When an endpoint's breaker opens and how long it pauses. */
+  breaker: BreakerRule
   /** How often to look for due deliveries when nothing wakes the dispatcher (ms). */
   pollIntervalMs: number
   /** Delivered and failed deliveries are kept this long (ms). */
@@ -42,6 +72,7 @@ export interface DispatcherSettings {
   /** How long `stop()` lets attempts in flight finish before abandoning them to their lease (ms). */
   shutdownGraceMs: number
   onEndpointDisabled?: (notice: EndpointDisabledNotice) => void | Promise<void>
+  onEndpointFailing?: (notice: EndpointFailingNotice) => void | Promise<void>
   /** Random source for retry jitter (tests pin it). */
   random?: () => number
 }
@@ -68,6 +99,8 @@ export class WebhookDispatcher {
 
   constructor(settings: DispatcherSettings) {
     this.#settings = settings
+    // Each attempt in flight listens for shutdown until it ends: at most `concurrency` at once.
+    setMaxListeners(settings.concurrency + 10, this.#abort.signal)
   }
 
   async start(): Promise<void> {
@@ -119,7 +152,7 @@ export class WebhookDispatcher {
       let claims: ClaimedDelivery[] = []
       try {
         const now = clock.now()
-        claims = await store.claimDue(new Date(now), new Date(now + leaseMs), room)
+        claims = await store.claimDue(new Date(now), new Date(now + leaseMs), room, this.#policy(now))
       } catch (error) {
         log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
       }
@@ -128,9 +161,24 @@ export class WebhookDispatcher {
           log.error({ err: error, deliveryId: claim.delivery_id }, 'workforce-api: webhook attempt could not be recorded; it is retried when its lease ends'),
         )
         this.#inFlight.add(attempt)
-        void attempt.finally(() => this.#inFlight.delete(attempt))
+        // A finished attempt frees a place under its endpoint's and company's caps: look again
+        // (wake-ups during a claim coalesce into one more claim).
+        void attempt.finally(() => {
+          this.#inFlight.delete(attempt)
+          this.wake()
+        })
       }
       if (claims.length < room) await this.#sleep(pollIntervalMs)
+    }
+  }
+
+  #policy(now: number): ClaimPolicy {
+    const { endpointConcurrency, companyConcurrency, slowAttemptMs } = this.#settings
+    return {
+      endpointLimit: endpointConcurrency,
+      companyLimit: companyConcurrency,
+      troubledCompanyLimit: Math.max(1, Math.floor(companyConcurrency / 2)),
+      slowBefore: new Date(now - slowAttemptMs),
     }
   }
 
@@ -170,12 +218,13 @@ export class WebhookDispatcher {
         'user-agent': USER_AGENT,
         ...signWebhook(secrets, event.id, Math.floor(started / 1000), event.payload),
       }
-      response = await transport.send({
-        url: endpoint.url,
-        headers,
-        body: event.payload,
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#abort.signal]),
-      })
+      // Not AbortSignal.timeout: a garbage collection can take it before it fires (nodejs/node#57736).
+      const deadline = attemptDeadline(timeoutMs, this.#abort.signal)
+      try {
+        response = await deadline.bound(transport.send({ url: endpoint.url, headers, body: event.payload, signal: deadline.signal }))
+      } finally {
+        deadline.clear()
+      }
     } catch (error) {
       if (this.#abort.signal.aborted) return // shutting down: the lease runs out and the attempt is made again
       failure = describeFailure(error, timeoutMs)
@@ -193,15 +242,36 @@ export class WebhookDispatcher {
     }
     const gone = response?.status === 410
     const next = this.#next(claim, response, succeeded, gone, new Date(finished))
-    const recorded = await store.finishAttempt(claim, { attempt, next }, new Date(finished))
-    if (!recorded) {
+    const recorded = await store.finishAttempt(claim, { attempt, next, breaker: this.#settings.breaker }, new Date(finished))
+    if (recorded === null) {
       this.#settings.log.debug({ deliveryId: claim.delivery_id }, 'workforce-api: webhook claim was taken over; attempt not recorded')
       return
     }
     if (gone) return this.#disable(claim, 'gone', finished)
-    const failingSince = endpoint.failing_since?.getTime()
+    const failingSince = recorded.health.failing_since?.getTime()
     if (!succeeded && failingSince !== undefined && finished - failingSince >= this.#settings.autoDisableAfterMs) {
       return this.#disable(claim, 'failing', finished)
+    }
+    if (recorded.opened) await this.#failing(claim, recorded, attempt.error)
+    else if (recorded.closed && claim.endpoint.paused_until !== null) {
+      this.#settings.log.info({ endpointId: endpoint.id, companyId: endpoint.company_id }, 'workforce-api: webhook endpoint recovered; breaker closed')
+    }
+  }
+
+  /** Tells the host that an endpoint's breaker opened: only the instance whose attempt opened it gets here. */
+  async #failing(claim: ClaimedDelivery, recorded: FinishedAttempt, lastError: string | null): Promise<void> {
+    const { log, onEndpointFailing } = this.#settings
+    const { id, company_id } = claim.endpoint
+    log.warn(
+      { endpointId: id, companyId: company_id, consecutiveFailures: recorded.health.consecutive_failures, pausedUntil: recorded.health.paused_until },
+      'workforce-api: webhook endpoint failing; deliveries paused',
+    )
+    if (onEndpointFailing === undefined) return
+    const endpoint = (await this.#settings.store.getEndpoint(id)) ?? { ...claim.endpoint, ...recorded.health }
+    try {
+      await onEndpointFailing({ endpoint: endpointView(endpoint), lastError })
+    } catch (error) {
+      log.error({ err: error, endpointId: id }, 'workforce-api: onEndpointFailing failed')
     }
   }
 
@@ -257,7 +327,7 @@ function statusProblem(status: number): string {
 
 function describeFailure(error: unknown, timeoutMs: number): string {
   const err = error as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } }
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `timed out: no response within ${timeoutMs} ms`
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_BODY_TIMEOUT') return `timed out: no response within ${timeoutMs} ms`
   const code = err?.code ?? err?.cause?.code
   const message = err?.message ?? String(error)
   return (code !== undefined && !message.includes(code) ? `${code}: ${message}` : message).slice(0, MAX_ERROR_LENGTH)

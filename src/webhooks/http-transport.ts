@@ -13,7 +13,16 @@ export interface HttpTransportOptions extends DestinationPolicy {
   connectionsPerOrigin?: number
   /** How long an idle keep-alive connection is kept (ms). Default 30,000. */
   keepAliveMs?: number
+  /**
+   * The dispatcher's attempt timeout (ms). undici's own header and body timeouts are set a
+   * little beyond it, a second line that ends a stalled attempt even if the dispatcher's signal
+   * never fired. Default 15,000.
+   */
+  timeoutMs?: number
 }
+
+/** How far beyond the attempt timeout undici's own timeouts fire (ms): the dispatcher's deadline normally ends the attempt first. */
+const SOCKET_TIMEOUT_MARGIN_MS = 1_000
 
 /**
  * The default `WebhookTransport`: HTTP POST with undici, keep-alive connections, redirects
@@ -26,9 +35,10 @@ export function httpWebhookTransport(options: HttpTransportOptions): WebhookTran
     connect: { lookup: guardedLookup(policy) },
     connections: options.connectionsPerOrigin ?? 32,
     keepAliveTimeout: options.keepAliveMs ?? 30_000,
-    // The dispatcher's signal bounds the whole attempt; these only stop a stalled socket sooner.
-    headersTimeout: 0,
-    bodyTimeout: 0,
+    // The dispatcher's deadline bounds the whole attempt; these are undici's own timers, held by
+    // the connection, so a stalled socket is closed even if that deadline were lost.
+    headersTimeout: (options.timeoutMs ?? 15_000) + SOCKET_TIMEOUT_MARGIN_MS,
+    bodyTimeout: (options.timeoutMs ?? 15_000) + SOCKET_TIMEOUT_MARGIN_MS,
   })
   return {
     async send(webhook: WebhookRequest): Promise<WebhookResponse> {

@@ -32,12 +32,16 @@ export interface DeliveryFilter {
   eventType?: string
 }
 
-/** An endpoint as the host sees it: the stored record without its secrets. */
-export type WebhookEndpoint = Omit<WebhookEndpointRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>
+/**
+ * An endpoint as the host sees it: the stored record without its secrets and the breaker's
+ * internal pause length. Its health: `failing_since`, `consecutive_failures` and `paused_until`
+ * (the breaker is open while set: deliveries wait until then, then one probe is sent).
+ */
+export type WebhookEndpoint = Omit<WebhookEndpointRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at' | 'pause_ms'>
 
 export function endpointView(record: WebhookEndpointRecord): WebhookEndpoint {
-  const { id, company_id, url, description, events, status, disabled_reason, failing_since, created_at, updated_at } = record
-  return { id, company_id, url, description, events, status, disabled_reason, failing_since, created_at, updated_at }
+  const { id, company_id, url, description, events, status, disabled_reason, failing_since, consecutive_failures, paused_until, created_at, updated_at } = record
+  return { id, company_id, url, description, events, status, disabled_reason, failing_since, consecutive_failures, paused_until, created_at, updated_at }
 }
 
 /**
@@ -118,6 +122,9 @@ export class WebhookManager {
       previous_secret: null,
       previous_secret_expires_at: null,
       failing_since: null,
+      consecutive_failures: 0,
+      paused_until: null,
+      pause_ms: 0,
       created_at: now,
       updated_at: now,
     }

@@ -48,7 +48,8 @@ describeBrowser('the integrations portal in a real browser', () => {
       prefix: '/api/public',
       ...portsOf(adapter),
       rateLimit: false,
-      webhookOptions: { secretKey: randomBytes(32).toString('base64'), allowPrivateDestinations: true, pollIntervalMs: 100 },
+      // One failure pauses an endpoint, so the Webhooks screen's health entry can be seen at once.
+      webhookOptions: { secretKey: randomBytes(32).toString('base64'), allowPrivateDestinations: true, pollIntervalMs: 100, breakerThreshold: 1 },
     })
     await app.register(workforceAdmin, {
       prefix: ADMIN,
@@ -149,6 +150,28 @@ describeBrowser('the integrations portal in a real browser', () => {
       await byTestId(`redeliver-${event.id}`).click()
       const again = await receiver.waitFor(2, 10_000)
       expect(again[1]!.headers['webhook-id']).toBe(event.id)
+    })
+
+    it('says that a failing endpoint is paused, and until when, before it is disabled', async () => {
+      const failing = await startReceiver()
+      failing.answer = () => ({ status: 500 })
+      try {
+        const { endpoint } = await app.workforceApi.webhooks.create({ companyId: 1, url: failing.url, events: ['*'], description: 'Broken receiver' })
+        await app.workforceApi.webhooks.sendTest(endpoint.id)
+        await failing.waitFor(1, 10_000)
+        await expect.poll(async () => (await app.workforceApi.webhooks.get(endpoint.id)).paused_until !== null, { timeout: 10_000 }).toBe(true)
+        // The list is loaded when the screen opens.
+        await byTestId('tab-keys').click()
+        await byTestId('tab-webhooks').click()
+        const health = byTestId(`endpoint-health-${endpoint.id}`)
+        await expect.poll(async () => (await health.count()) > 0 && ((await health.textContent()) ?? ''), { timeout: 10_000 }).toMatch(/failing since .*paused until/i)
+        await shoot('04b-endpoint-paused')
+        await byTestId(`delete-endpoint-${endpoint.id}`).click()
+        await byTestId('confirm').click()
+        await expect.poll(() => byTestId(`endpoint-${endpoint.id}`).count(), { timeout: 10_000 }).toBe(0)
+      } finally {
+        await failing.close()
+      }
     })
   })
 

@@ -107,6 +107,8 @@ describe('workforce-api webhooks', () => {
         status: 'enabled',
         disabled_reason: null,
         failing_since: null,
+        consecutive_failures: 0,
+        paused_until: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       },

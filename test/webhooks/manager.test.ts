@@ -39,6 +39,8 @@ describe.each(WRITE_ADAPTERS)('app.workforceApi.webhooks ($name)', (adapter) => 
       status: 'enabled',
       disabled_reason: null,
       failing_since: null,
+      consecutive_failures: 0,
+      paused_until: null,
       created_at: expect.any(Date),
       updated_at: expect.any(Date),
     })
@@ -162,5 +164,23 @@ describe('webhooks without their prerequisites', () => {
     await expect(
       app.register(workforceApi, { ...portsOf(adapter), webhookOptions: { secretKey: SECRET_KEY, timeoutMs: 5_000, leaseMs: 5_000 } }).ready(),
     ).rejects.toMatchObject({ option: 'webhookOptions.leaseMs' })
+  })
+
+  // Issue 21: the fairness and breaker options are checked at registration, by name.
+  it.each([
+    ['endpointConcurrency', { endpointConcurrency: 0 }],
+    ['companyConcurrency', { companyConcurrency: 1.5 }],
+    ['breakerThreshold', { breakerThreshold: 0 }],
+    ['breakerPauseMs', { breakerPauseMs: -1 }],
+    ['breakerMaxPauseMs', { breakerPauseMs: 60_000, breakerMaxPauseMs: 30_000 }],
+    ['onEndpointFailing', { onEndpointFailing: 'notify' as unknown as () => void }],
+  ] as const)('a bad webhookOptions.%s fails registration, naming it', async (name, options) => {
+    const app = Fastify()
+    apps.push(app)
+    const adapter = createMemoryAdapter(seedDataset())
+    await expect(app.register(workforceApi, { ...portsOf(adapter), webhookOptions: { secretKey: SECRET_KEY, ...options } }).ready()).rejects.toMatchObject({
+      code: 'WFA_ERR_OPTION_INVALID',
+      option: `webhookOptions.${name}`,
+    })
   })
 })

@@ -13,6 +13,12 @@ import { useResource } from '../ui/use-resource'
 import { CreateEndpointForm } from './create-endpoint-form'
 import { ALL_EVENTS } from './event-picker'
 
+/**
+ * The endpoint's health as the admin API returns it beside the shared `Endpoint` fields: failed
+ * attempts in a row, and until when the circuit breaker pauses its deliveries.
+ */
+type EndpointWithHealth = Endpoint & { consecutive_failures?: number; paused_until?: string | null }
+
 const SECRET_HINT = 'Your receiver needs it to check the webhook-signature header of each request. Store it with the receiver’s configuration now.'
 
 export function WebhooksScreen() {
@@ -180,8 +186,8 @@ export function WebhooksScreen() {
   )
 }
 
-/** Why an endpoint stopped, or that it is about to: the delivery path disables failing receivers. */
-function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
+/** Why an endpoint stopped, or that it is about to: the delivery path pauses, then disables, failing receivers. */
+function EndpointHealth({ endpoint }: { endpoint: EndpointWithHealth }) {
   if (endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone') {
     return <p class="notice notice-warning">Disabled automatically: the receiver answered 410 Gone. Enable it again once it accepts events.</p>
   }
@@ -193,7 +199,19 @@ function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
     )
   }
   if (endpoint.status === 'enabled' && endpoint.failing_since !== null) {
-    return <p class="notice notice-warning">Deliveries have been failing since {formatDateTime(endpoint.failing_since)}. Check the delivery log.</p>
+    const failures = endpoint.consecutive_failures ?? 0
+    const inARow = failures > 1 ? ` (${failures} failed attempts in a row)` : ''
+    const paused = endpoint.paused_until ?? null
+    return (
+      <p class="notice notice-warning" data-testid={`endpoint-health-${endpoint.id}`}>
+        Deliveries have been failing since {formatDateTime(endpoint.failing_since)}
+        {inARow}.{' '}
+        {paused !== null
+          ? `Paused until ${formatDateTime(paused)}: then one delivery is tried, and if it succeeds the rest follow. `
+          : ''}
+        Check the delivery log.
+      </p>
+    )
   }
   return null
 }

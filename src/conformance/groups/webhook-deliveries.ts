@@ -104,7 +104,7 @@ export const webhookDeliveries: ConformanceGroup = {
       expect(fresh.delivery_id, 'the same delivery').toBe(stale.delivery_id)
 
       const late = attemptRecord(1, 100, 200)
-      expect(await store.finishAttempt(stale, outcome.delivered(late), afterNow(DELIVERY_LEASE_MS + 1)), 'finishAttempt of the stale claim').toBe(false)
+      expect(await store.finishAttempt(stale, outcome.delivered(late), afterNow(DELIVERY_LEASE_MS + 1)), 'finishAttempt of the stale claim').toBeNull()
       const [untouched] = (await store.listDeliveries(endpoint.id, { limit: 10 })).deliveries
       expect(untouched && { status: untouched.status, attempts: untouched.attempts, attempts_made: untouched.attempts_made }, 'the delivery after the refused finish').toEqual({
         status: 'pending',
@@ -112,8 +112,8 @@ export const webhookDeliveries: ConformanceGroup = {
         attempts_made: [],
       })
       const attempt = attemptRecord(2, DELIVERY_LEASE_MS + 50, 204)
-      expect(await store.finishAttempt(fresh, outcome.delivered(attempt), afterNow(DELIVERY_LEASE_MS + 100)), 'finishAttempt of the live claim').toBe(true)
-      expect(await store.finishAttempt(fresh, outcome.delivered(attempt), afterNow(DELIVERY_LEASE_MS + 101)), 'finishAttempt of the same claim again').toBe(false)
+      expect(await store.finishAttempt(fresh, outcome.delivered(attempt), afterNow(DELIVERY_LEASE_MS + 100)), 'finishAttempt of the live claim').not.toBeNull()
+      expect(await store.finishAttempt(fresh, outcome.delivered(attempt), afterNow(DELIVERY_LEASE_MS + 101)), 'finishAttempt of the same claim again').toBeNull()
       expect((await deliveriesOf(store, { endpoint })).endpoint, 'the delivered delivery').toEqual([
         {
           ...freshDelivery(endpoint, event),
@@ -137,10 +137,10 @@ export const webhookDeliveries: ConformanceGroup = {
       const failingSince = async () => (await store.getEndpoint(endpoint.id))?.failing_since ?? null
 
       const serverError = attemptRecord(1, 10, 500)
-      expect(await store.finishAttempt(claimOf(claims, retried, endpoint), outcome.retryAt(serverError, 60_000), afterNow(100)), 'finish: 500, retry in a minute').toBe(true)
+      expect(await store.finishAttempt(claimOf(claims, retried, endpoint), outcome.retryAt(serverError, 60_000), afterNow(100)), 'finish: 500, retry in a minute').not.toBeNull()
       expect(typed(await failingSince()), 'failing_since after the first failure').toBe(typed(afterNow(100)))
       const timeout = attemptRecord(1, 20, null, 'timeout after 15000 ms')
-      expect(await store.finishAttempt(claimOf(claims, abandoned, endpoint), outcome.failed(timeout), afterNow(200)), 'finish: timeout, failed for good').toBe(true)
+      expect(await store.finishAttempt(claimOf(claims, abandoned, endpoint), outcome.failed(timeout), afterNow(200)), 'finish: timeout, failed for good').not.toBeNull()
       expect(typed(await failingSince()), 'failing_since after a second failure: still the first').toBe(typed(afterNow(100)))
       expect((await deliveriesOf(store, { endpoint })).endpoint, 'the deliveries after the failures, newest first').toEqual([
         { ...freshDelivery(endpoint, abandoned), status: 'failed', attempts: typed(1), next_attempt_at: typed(null), updated_at: typed(afterNow(200)), attempts_made: [timeout] },
@@ -157,7 +157,7 @@ export const webhookDeliveries: ConformanceGroup = {
       const [retry] = (await claimAt(store, 60_000)) as [ClaimedDelivery]
       expect(retry && claimFacts(retry), 'claimDue when the retry is due').toBe(`${retried.id} → ${endpoint.id}, attempt number 2`)
       const success = attemptRecord(2, 60_010, 200)
-      expect(await store.finishAttempt(retry, outcome.delivered(success), afterNow(60_100)), 'finish: 200, delivered').toBe(true)
+      expect(await store.finishAttempt(retry, outcome.delivered(success), afterNow(60_100)), 'finish: 200, delivered').not.toBeNull()
       expect(await failingSince(), 'failing_since after a success').toBeNull()
       const [, first] = (await store.listDeliveries(endpoint.id, { limit: 10 })).deliveries
       expect(first && deliveryFacts(first), 'the retried delivery, with both attempts oldest first').toEqual({
@@ -182,9 +182,9 @@ export const webhookDeliveries: ConformanceGroup = {
       expect(claimedPairs(claims), 'claimDue: both events to both endpoints').toEqual(
         [`${done.id} → ${failing.id}`, `${done.id} → ${healthy.id}`, `${cut.id} → ${failing.id}`, `${cut.id} → ${healthy.id}`].sort(),
       )
-      expect(await store.finishAttempt(claimOf(claims, done, failing), outcome.delivered(attemptRecord(1, 5, 200)), afterNow(10)), 'finish: delivered').toBe(true)
-      expect(await store.finishAttempt(claimOf(claims, cut, failing), outcome.retryAt(attemptRecord(1, 15, 500), 50_000), afterNow(20)), 'finish: retry').toBe(true)
-      expect(await store.finishAttempt(claimOf(claims, cut, healthy), outcome.retryAt(attemptRecord(1, 15, 503), 1_000), afterNow(20)), 'finish on the other endpoint: retry').toBe(true)
+      expect(await store.finishAttempt(claimOf(claims, done, failing), outcome.delivered(attemptRecord(1, 5, 200)), afterNow(10)), 'finish: delivered').not.toBeNull()
+      expect(await store.finishAttempt(claimOf(claims, cut, failing), outcome.retryAt(attemptRecord(1, 15, 500), 50_000), afterNow(20)), 'finish: retry').not.toBeNull()
+      expect(await store.finishAttempt(claimOf(claims, cut, healthy), outcome.retryAt(attemptRecord(1, 15, 503), 1_000), afterNow(20)), 'finish on the other endpoint: retry').not.toBeNull()
       const held = claimOf(await claimAt(store, 50_000), cut, failing)
       expect(claimFacts(held), 'a claim held while the endpoint is disabled').toBe(`${cut.id} → ${failing.id}, attempt number 2`)
 
@@ -197,9 +197,10 @@ export const webhookDeliveries: ConformanceGroup = {
         status: 'disabled',
         disabled_reason: 'failing',
         failing_since: afterNow(20),
+        consecutive_failures: 1,
         updated_at: afterNow(50_001),
       })
-      expect(await store.finishAttempt(held, outcome.delivered(attemptRecord(2, 50_000, 200)), afterNow(50_003)), 'finish of the claim the disable cut off').toBe(false)
+      expect(await store.finishAttempt(held, outcome.delivered(attemptRecord(2, 50_000, 200)), afterNow(50_003)), 'finish of the claim the disable cut off').toBeNull()
       const seen = await deliveriesOf(store, { failing, healthy })
       const statusOf = (deliveries: unknown[] | undefined) => (deliveries ?? []).map((delivery) => {
         const { status, next_attempt_at } = delivery as { status: string; next_attempt_at: string }
@@ -229,11 +230,11 @@ export const webhookDeliveries: ConformanceGroup = {
       await recordEvents(ctx, events)
       const [newestClaim] = (await claimAt(store, 5, 100)).filter((claim) => claim.event.id === events[4]?.id)
       const retry = attemptRecord(1, 6, 429)
-      expect(await store.finishAttempt(newestClaim as ClaimedDelivery, outcome.retryAt(retry, 10), afterNow(7)), 'finish: retry').toBe(true)
+      expect(await store.finishAttempt(newestClaim as ClaimedDelivery, outcome.retryAt(retry, 10), afterNow(7)), 'finish: retry').not.toBeNull()
       // The other four were claimed by the same call; their leases stay live.
       const [second] = (await claimAt(store, 10)) as [ClaimedDelivery]
       const delivered = attemptRecord(2, 11, 200)
-      expect(await store.finishAttempt(second, outcome.delivered(delivered), afterNow(12)), 'finish: delivered').toBe(true)
+      expect(await store.finishAttempt(second, outcome.delivered(delivered), afterNow(12)), 'finish: delivered').not.toBeNull()
 
       const pages: Array<{ events: string[]; has_more: boolean }> = []
       let before: number | undefined
@@ -272,7 +273,7 @@ export const webhookDeliveries: ConformanceGroup = {
       await recordEvents(ctx, [sent, unsubscribed])
       const [claim] = (await claimAt(store, 0)) as [ClaimedDelivery]
       const gone = attemptRecord(1, 1, 502)
-      expect(await store.finishAttempt(claim, outcome.failed(gone), afterNow(2)), 'finish: failed').toBe(true)
+      expect(await store.finishAttempt(claim, outcome.failed(gone), afterNow(2)), 'finish: failed').not.toBeNull()
 
       expect(await store.redeliver(endpoint.id, sent.id, afterNow(5_000)), 'redeliver the failed delivery').toBe(true)
       expect(await store.redeliver(endpoint.id, unsubscribed.id, afterNow(6_000)), 'redeliver an event the endpoint was not subscribed to').toBe(true)
@@ -302,9 +303,9 @@ export const webhookDeliveries: ConformanceGroup = {
       await recordEvents(ctx, [before, since, after, fine])
       const claims = (await claimAt(store, 10_000)).filter((candidate) => candidate.endpoint.id === recovering.id)
       for (const event of [before, since, after]) {
-        expect(await store.finishAttempt(claimOf(claims, event, recovering), outcome.failed(attemptRecord(1, 10_001, 400)), afterNow(10_002)), `finish ${event.id}: failed`).toBe(true)
+        expect(await store.finishAttempt(claimOf(claims, event, recovering), outcome.failed(attemptRecord(1, 10_001, 400)), afterNow(10_002)), `finish ${event.id}: failed`).not.toBeNull()
       }
-      expect(await store.finishAttempt(claimOf(claims, fine, recovering), outcome.delivered(attemptRecord(1, 10_001, 200)), afterNow(10_002)), 'finish: delivered').toBe(true)
+      expect(await store.finishAttempt(claimOf(claims, fine, recovering), outcome.delivered(attemptRecord(1, 10_001, 200)), afterNow(10_002)), 'finish: delivered').not.toBeNull()
       expect(await store.recover(recovering.id, afterNow(1_000), afterNow(20_000)), 'recover since the second event').toBe(2)
       expect(await store.recover(recovering.id, afterNow(1_000), afterNow(20_001)), 'recover again: nothing failed since').toBe(0)
       expect(await store.recover(endpointId('recover: unknown'), afterNow(0), afterNow(20_002)), 'recover of an unknown endpoint').toBe(0)
@@ -330,10 +331,10 @@ export const webhookDeliveries: ConformanceGroup = {
       const [delivered, failed, pending, late] = events as [(typeof events)[number], (typeof events)[number], (typeof events)[number], (typeof events)[number]]
       await recordEvents(ctx, [...events, unheard, recent])
       const claims = await claimAt(store, 10)
-      expect(await store.finishAttempt(claimOf(claims, delivered, endpoint), outcome.delivered(attemptRecord(1, 10, 200)), afterNow(10)), 'finish: delivered').toBe(true)
-      expect(await store.finishAttempt(claimOf(claims, failed, endpoint), outcome.failed(attemptRecord(1, 20, 410)), afterNow(20)), 'finish: failed').toBe(true)
-      expect(await store.finishAttempt(claimOf(claims, pending, endpoint), outcome.retryAt(attemptRecord(1, 30, 500), 90_000), afterNow(30)), 'finish: retry').toBe(true)
-      expect(await store.finishAttempt(claimOf(claims, late, endpoint), outcome.delivered(attemptRecord(1, 100_000, 200)), afterNow(100_000)), 'finish: delivered after the cutoff').toBe(true)
+      expect(await store.finishAttempt(claimOf(claims, delivered, endpoint), outcome.delivered(attemptRecord(1, 10, 200)), afterNow(10)), 'finish: delivered').not.toBeNull()
+      expect(await store.finishAttempt(claimOf(claims, failed, endpoint), outcome.failed(attemptRecord(1, 20, 410)), afterNow(20)), 'finish: failed').not.toBeNull()
+      expect(await store.finishAttempt(claimOf(claims, pending, endpoint), outcome.retryAt(attemptRecord(1, 30, 500), 90_000), afterNow(30)), 'finish: retry').not.toBeNull()
+      expect(await store.finishAttempt(claimOf(claims, late, endpoint), outcome.delivered(attemptRecord(1, 100_000, 200)), afterNow(100_000)), 'finish: delivered after the cutoff').not.toBeNull()
 
       const cutoff = afterNow(50_000)
       expect(await store.purgeFinished(cutoff, 0), 'purgeFinished(limit 0)').toBe(0)
@@ -385,14 +386,14 @@ export const webhookDeliveries: ConformanceGroup = {
       await recordEvents(ctx, [event])
       const claims = await claimAt(store, 0)
       const doomedClaim = claimOf(claims, event, doomed)
-      expect(await store.finishAttempt(doomedClaim, outcome.retryAt(attemptRecord(1, 1, 500), 1_000), afterNow(2)), 'finish: retry').toBe(true)
+      expect(await store.finishAttempt(doomedClaim, outcome.retryAt(attemptRecord(1, 1, 500), 1_000), afterNow(2)), 'finish: retry').not.toBeNull()
       const [again] = (await claimAt(store, 1_000)).filter((claim) => claim.endpoint.id === doomed.id) as [ClaimedDelivery]
 
       expect([await store.deleteEndpoint(doomed.id), await store.deleteEndpoint(doomed.id)], 'deleteEndpoint twice').toEqual([true, false])
       expect(await store.getEndpoint(doomed.id), 'getEndpoint of the deleted endpoint').toBeNull()
       expect(await store.listEndpoints(1), 'listEndpoints(1)').toEqual([kept])
       expect(await store.listDeliveries(doomed.id, { limit: 10 }), 'listDeliveries of the deleted endpoint').toEqual({ deliveries: [], has_more: false })
-      expect(await store.finishAttempt(again, outcome.delivered(attemptRecord(2, 1_001, 200)), afterNow(1_002)), 'finish of a claim on the deleted endpoint').toBe(false)
+      expect(await store.finishAttempt(again, outcome.delivered(attemptRecord(2, 1_001, 200)), afterNow(1_002)), 'finish of a claim on the deleted endpoint').toBeNull()
       expect(await store.redeliver(doomed.id, event.id, afterNow(2_000)), 'redeliver to the deleted endpoint').toBe(false)
       expect((await store.listDeliveries(kept.id, { limit: 10 })).deliveries.map((delivery) => delivery.event_id), "the other endpoint's delivery").toEqual([event.id])
       expect(claimed(await claimAt(store, 1_000_000)), 'claimDue after the delete').toEqual([`${event.id} → ${kept.id}, attempt number 2`])
@@ -410,6 +411,118 @@ export const webhookDeliveries: ConformanceGroup = {
       expect(batches.every((batch) => batch.length <= 3), 'no batch exceeds its limit').toBe(true)
       expect([...ids].sort(), 'every event claimed, each exactly once').toEqual(events.map((event) => event.id).sort())
       expect(new Set([...batches.flat(), ...rest].map((claim) => claim.delivery_id)).size, 'distinct deliveries claimed').toBe(events.length)
+    })
+
+    it('claimDue shares a batch round-robin: every company, then every endpoint, before any second pick, whatever is older', async () => {
+      const store = ctx.webhooks()
+      const [a1, a2, b1] = [endpointRecord('fair: a1', 1, ['*']), endpointRecord('fair: a2', 1, ['*']), endpointRecord('fair: b1', 2, ['*'])]
+      await createEndpoints(store, [a1, a2, b1])
+      // Company 1's events are all older than company 2's: oldest-first would hand company 1 everything.
+      const older = Array.from({ length: 6 }, (_, n) => changeEvent(`fair: company 1 #${n}`, 1, 'todos.created', n, n))
+      const newer = Array.from({ length: 6 }, (_, n) => changeEvent(`fair: company 2 #${n}`, 2, 'todos.created', n, 100 + n))
+      await recordEvents(ctx, [...older, ...newer])
+      const policy = { endpointLimit: 2, companyLimit: 3, troubledCompanyLimit: 1, slowBefore: afterNow(-1_000_000) }
+      const claim = (limit: number) => store.claimDue(afterNow(1_000), afterNow(1_000 + DELIVERY_LEASE_MS), limit, policy)
+      const endpointsOf = (claims: readonly ClaimedDelivery[]) => claims.map((one) => one.endpoint.id).sort()
+
+      const first = await claim(3)
+      expect(endpointsOf(first), 'claimDue(limit 3): one per company, then the other endpoint of company 1').toEqual([a1.id, a2.id, b1.id].sort())
+      expect(first.every((one) => [older[0]?.id, newer[0]?.id].includes(one.event.id)), 'each endpoint gets its oldest due first').toBe(true)
+      const second = await claim(100)
+      const perEndpoint = (claims: readonly ClaimedDelivery[]) =>
+        Object.fromEntries([a1, a2, b1].map((endpoint) => [endpoint.id, claims.filter((one) => one.endpoint.id === endpoint.id).length]))
+      const both = perEndpoint([...first, ...second])
+      expect(both[b1.id], 'company 2 in flight: its endpoint up to endpointLimit (2)').toBe(2)
+      expect((both[a1.id] ?? 0) + (both[a2.id] ?? 0), 'company 1 in flight: up to companyLimit (3)').toBe(3)
+      expect(Math.max(both[a1.id] ?? 0, both[a2.id] ?? 0), 'no endpoint beyond endpointLimit (2)').toBe(2)
+      expect(await claim(100), 'claimDue while every limit is reached').toEqual([])
+
+      const done = first.find((one) => one.endpoint.id === b1.id) as ClaimedDelivery
+      expect(await store.finishAttempt(done, outcome.delivered(attemptRecord(1, 1_001, 200)), afterNow(1_002)), 'finish one of company 2').not.toBeNull()
+      expect(endpointsOf(await claim(100)), 'claimDue once it finished: its endpoint takes one more, nobody else').toEqual([b1.id])
+      // A lease that ran out is no longer in flight: its dispatcher died, the claim is due again.
+      const later = await store.claimDue(afterNow(1_000 + DELIVERY_LEASE_MS), afterNow(1_000 + 2 * DELIVERY_LEASE_MS), 100, policy)
+      expect(perEndpoint(later)[b1.id], 'claimDue after every lease ran out: company 2 up to its limits again').toBe(2)
+    })
+
+    it('claimDue gives a troubled endpoint one attempt at a time: after a failure, or while an attempt of it is slow', async () => {
+      const store = ctx.webhooks()
+      const endpoint = endpointRecord('troubled: *', 1, ['*'])
+      await store.createEndpoint(endpoint)
+      await recordEvents(ctx, Array.from({ length: 6 }, (_, n) => changeEvent(`troubled: ${n}`, 1, 'todos.created', n, n)))
+      const policy = (slowBeforeMs: number) => ({ endpointLimit: 4, companyLimit: 100, troubledCompanyLimit: 100, slowBefore: afterNow(slowBeforeMs) })
+      const claim = (atMs: number, slowBeforeMs: number, limit = 100) => store.claimDue(afterNow(atMs), afterNow(atMs + DELIVERY_LEASE_MS), limit, policy(slowBeforeMs))
+
+      const [first] = (await claim(10, -1_000, 1)) as [ClaimedDelivery]
+      expect(await claim(2_000, 1_000), 'claimDue while its attempt claimed at +10 ms is slow (claimed before +1,000 ms)').toEqual([])
+      expect(await claim(20, 0), 'claimDue while that attempt is not slow: up to endpointLimit (4) in flight').toHaveLength(3)
+      const rest = await claim(30, 0)
+      expect(rest, 'claimDue at endpointLimit').toEqual([])
+      expect(await store.finishAttempt(first, outcome.retryAt(attemptRecord(1, 40, 500), 1_000_000), afterNow(50)), 'finish: 500').not.toBeNull()
+      expect(typed((await store.getEndpoint(endpoint.id))?.consecutive_failures), 'consecutive_failures after a failure').toBe(typed(1))
+      expect(await claim(60, 0), 'claimDue after a failure while 3 are in flight: none (one at a time)').toEqual([])
+      const later = await store.claimDue(afterNow(DELIVERY_LEASE_MS + 100), afterNow(2 * DELIVERY_LEASE_MS), 100, policy(DELIVERY_LEASE_MS))
+      expect(later, 'claimDue once the leases ran out: one attempt of the failing endpoint').toHaveLength(1)
+    })
+
+    it('claimDue holds the endpoint limit across concurrent claims', async () => {
+      const store = ctx.webhooks()
+      const endpoint = endpointRecord('capped race: *', 1, ['*'])
+      await store.createEndpoint(endpoint)
+      await recordEvents(ctx, Array.from({ length: 24 }, (_, n) => changeEvent(`capped race: ${n}`, 1, 'todos.created', n, n)))
+      const policy = { endpointLimit: 2, companyLimit: 100, troubledCompanyLimit: 100, slowBefore: afterNow(-1_000_000) }
+      const batches = await Promise.all(Array.from({ length: 10 }, () => store.claimDue(afterNow(100), afterNow(100 + DELIVERY_LEASE_MS), 5, policy)))
+      expect(batches.flat().length, 'deliveries claimed by 10 concurrent claimDue(limit 5) under endpointLimit 2').toBe(2)
+    })
+
+    it('finishAttempt opens the breaker after threshold failures in a row; paused deliveries wait unclaimed, then one probe; a success closes it', async () => {
+      const store = ctx.webhooks()
+      const endpoint = endpointRecord('breaker: *', 1, ['*'])
+      await store.createEndpoint(endpoint)
+      const events = Array.from({ length: 5 }, (_, n) => changeEvent(`breaker: ${n}`, 1, 'todos.created', n, n))
+      await recordEvents(ctx, events)
+      const breaker = { threshold: 2, pauseMs: 10_000, maxPauseMs: 25_000 }
+      const fail = (claim: ClaimedDelivery, atMs: number) =>
+        store.finishAttempt(claim, { ...outcome.retryAt(attemptRecord(claim.attempt, atMs - 1, 500), 1), breaker }, afterNow(atMs))
+      const health = async () => {
+        const read = await store.getEndpoint(endpoint.id)
+        return [read?.consecutive_failures, read?.paused_until, read?.pause_ms, read?.failing_since].map(typed)
+      }
+      const claims = await claimAt(store, 10)
+      expect(claims, 'claimDue: all five').toHaveLength(5)
+      const [c1, c2, c3, c4, c5] = claims as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery]
+
+      expect(await fail(c1, 100), 'finish: the first failure').toMatchObject({ opened: false })
+      expect(await fail(c2, 200), 'finish: the second failure in a row opens the breaker').toMatchObject({ opened: true })
+      expect(await health(), 'health once open: [failures, paused_until, pause_ms, failing_since]').toEqual([2, afterNow(10_200), 10_000, afterNow(100)].map(typed))
+      expect(await fail(c3, 300), 'finish: a failure of an attempt claimed before it opened').toMatchObject({ opened: false })
+      expect(await health(), 'health after it: the pause unchanged').toEqual([3, afterNow(10_200), 10_000, afterNow(100)].map(typed))
+      await fail(c4, 400)
+      await fail(c5, 500)
+      expect(await claimAt(store, 10_199), 'claimDue while paused: nothing (no attempt counted)').toEqual([])
+      const [probe, ...more] = await claimAt(store, 10_200)
+      expect(more, 'claimDue once the pause ended: one probe only').toEqual([])
+      expect(await claimAt(store, 10_201), 'claimDue while the probe is in flight').toEqual([])
+      expect(await fail(probe as ClaimedDelivery, 10_300), 'finish: the probe failed, the breaker re-opens (not a new opening)').toMatchObject({ opened: false })
+      expect(await health(), 'health after the failed probe: the pause doubled').toEqual([6, afterNow(30_300), 20_000, afterNow(100)].map(typed))
+      expect(await claimAt(store, 30_299), 'claimDue during the longer pause').toEqual([])
+      const [second] = (await claimAt(store, 30_300)) as [ClaimedDelivery]
+      await fail(second, 30_400)
+      expect(await health(), 'health after another failed probe: the pause capped at maxPauseMs').toEqual([7, afterNow(55_400), 25_000, afterNow(100)].map(typed))
+      const [third] = (await claimAt(store, 55_400)) as [ClaimedDelivery]
+      expect(
+        await store.finishAttempt(third, { ...outcome.delivered(attemptRecord(third.attempt, 55_401, 200)), breaker }, afterNow(55_402)),
+        'finish: the probe succeeded',
+      ).toMatchObject({ opened: false, closed: true })
+      expect(await health(), 'health after a success: healthy').toEqual([0, null, 0, null].map(typed))
+      expect(await claimAt(store, 55_403), 'claimDue once closed: the four waiting deliveries').toHaveLength(4)
+
+      // Enabling a disabled endpoint starts it healthy.
+      const [again] = (await claimAt(store, 55_403 + DELIVERY_LEASE_MS)) as [ClaimedDelivery]
+      await fail(again, 55_500 + DELIVERY_LEASE_MS)
+      expect(await store.disableEndpoint(endpoint.id, 'failing', afterNow(90_000)), 'disable').toBe(true)
+      expect(await store.enableEndpoint(endpoint.id, afterNow(90_001)), 'enable').toBe(true)
+      expect(await health(), 'health after enabling').toEqual([0, null, 0, null].map(typed))
     })
   },
 }

@@ -91,7 +91,7 @@ export const webhookTestEvents: ConformanceGroup = {
       const claim = (await store.claimDue(afterNow(100), afterNow(100 + DELIVERY_LEASE_MS), 100)).find(
         (candidate) => candidate.event.id === todo.id && candidate.endpoint.id === mine.id,
       ) as ClaimedDelivery
-      expect(await store.finishAttempt(claim, outcome.delivered(attemptRecord(1, 110, 200)), afterNow(120)), 'finish: delivered').toBe(true)
+      expect(await store.finishAttempt(claim, outcome.delivered(attemptRecord(1, 110, 200)), afterNow(120)), 'finish: delivered').not.toBeNull()
       expect(await store.purgeFinished(afterNow(1_000), 100), 'purgeFinished: the delivered delivery').toBeGreaterThan(0)
       expect(await store.eventPayload(mine.id, todo.id), 'eventPayload after its delivery was purged').toBeNull()
     })
@@ -115,7 +115,7 @@ export const webhookTestEvents: ConformanceGroup = {
         await finish(e4, outcome.retryAt(attemptRecord(1, 14, 503), 60_000)),
         await finish(e5, outcome.failed(attemptRecord(1, 15, null, 'timeout after 15000 ms'))),
       ]
-      expect(finished, 'finishAttempt of e1 to e5 (e6 stays claimed, pending)').toEqual([true, true, true, true, true])
+      expect(finished.map((done) => done !== null), 'finishAttempt of e1 to e5 recorded (e6 stays claimed, pending)').toEqual([true, true, true, true, true])
 
       const id = endpoint.id
       const answers = {
