@@ -41,7 +41,7 @@ export { ALL_EVENTS, EVENT_TYPES, EventSubscriptionError, type EventType } from 
 export { WebhookAdminError, WebhookManager, type CreateEndpointInput, type UpdateEndpointInput, type WebhookEndpoint } from './webhooks/webhook-manager.js'
 export { EventPublisher, EventPublishError } from './webhooks/event-publisher.js'
 export type { EventInput, EventRecord } from './webhooks/events.js'
-export type { EndpointDisabledNotice } from './webhooks/dispatcher.js'
+export type { EndpointDisabledNotice, EndpointFailingNotice } from './webhooks/dispatcher.js'
 export { httpWebhookTransport, type HttpTransportOptions } from './webhooks/http-transport.js'
 export { recordingWebhookTransport, type RecordedWebhook, type RecordingWebhookTransport } from './webhooks/recording-transport.js'
 export { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from './webhooks/retry.js'

@@ -3,9 +3,10 @@ import { OPTION_ERROR_CODES, WorkforceOptionError } from './errors.js'
 import type { Clock } from './ports/clock.js'
 import type { WorkforcePorts } from './ports/index.js'
 import type { RateLimitOptions } from './corridor/rate-limit.js'
+import type { ListConcurrencyOptions } from './api/company-read-limiter.js'
 import type { InviteSender } from './ports/invite-sender.js'
 import type { WebhookTransport } from './ports/webhook-transport.js'
-import type { EndpointDisabledNotice } from './webhooks/dispatcher.js'
+import type { EndpointDisabledNotice, EndpointFailingNotice } from './webhooks/dispatcher.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
 /** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
@@ -35,8 +36,9 @@ export interface WorkforceApiOptions extends WorkforcePorts {
   /**
    * Rate limiting (spec 7, 8): `max` requests per key per `timeWindow` ms (default 600 per
    * 60,000; a key's own `rate_limit` overrides `max`), and `failedAuth` failed authentications
-   * per client IP (default 60 per 60,000). `redis` (an ioredis client or URL) shares the
-   * counters across instances. `false` turns both off. Default: on, counted in this process.
+   * per client IP (default 60 per 60,000; past it a valid key is still served, failures get 429,
+   * and `failedAuth.lookups`, default 60, bounds the key-store lookups). `redis` (an ioredis
+   * client or URL) shares the counters across instances. `false` turns both off. Default: on, counted in this process.
    */
   rateLimit?: false | RateLimitOptions
   /** Webhook delivery settings; delivery and `app.workforceApi.webhooks` need `secretKey` and the `webhooks` port. */
@@ -48,6 +50,13 @@ export interface WorkforceApiOptions extends WorkforcePorts {
    * own. `false` serves neither. Default: the document, no page.
    */
   openapi?: boolean | OpenApiOptions
+  /**
+   * Each company's list reads in flight at once on this instance (`perCompany`, default 2) and
+   * waiting for a slot (`queuePerCompany`, default 64; beyond, 429 with `Retry-After`), so one
+   * tenant's expensive lists hold at most that share of the storage's connections or read
+   * workers. `false` turns the cap off. Default: on.
+   */
+  listConcurrency?: false | ListConcurrencyOptions
 }
 
 /** The `openapi` option's object form. */
@@ -67,6 +76,12 @@ export const WEBHOOK_DEFAULTS = {
   retentionMs: 30 * 24 * 60 * 60 * 1000,
   pollIntervalMs: 1_000,
   concurrency: 64,
+  endpointConcurrency: 4,
+  companyConcurrency: 16,
+  slowAttemptMs: 1_000,
+  breakerThreshold: 5,
+  breakerPauseMs: 30_000,
+  breakerMaxPauseMs: 5 * 60_000,
   batch: 32,
   purgeIntervalMs: 60_000,
   purgeBatch: 500,
@@ -105,6 +120,27 @@ export interface WebhookOptions {
   pollIntervalMs?: number
   /** Attempts in flight at once per instance. Default 64. */
   concurrency?: number
+  /**
+   * Attempts in flight at once to one endpoint, across every instance; an endpoint whose last
+   * attempt failed, whose breaker is open or whose attempt is slow gets one. Default 4.
+   */
+  endpointConcurrency?: number
+  /**
+   * Attempts in flight at once to one company's healthy endpoints, across every instance; its
+   * failing or slow endpoints together get half as many more. Default 16.
+   */
+  companyConcurrency?: number
+  /** Failed attempts in a row that open an endpoint's circuit breaker (its deliveries pause, then one probe). Default 5. */
+  breakerThreshold?: number
+  /** The breaker's first pause (ms); each failed probe doubles it. Default 30,000. */
+  breakerPauseMs?: number
+  /** The breaker's longest pause (ms). Default 300,000. */
+  breakerMaxPauseMs?: number
+  /**
+   * Told when an endpoint's breaker opens (it kept failing; its deliveries are paused), on the
+   * instance whose attempt opened it — before the endpoint is ever disabled.
+   */
+  onEndpointFailing?: (notice: EndpointFailingNotice) => void | Promise<void>
 }
 
 /** Every option, so an unknown one is refused; `satisfies` keeps the lists in step with the types. */
@@ -128,6 +164,7 @@ const KNOWN_OPTIONS = {
   rateLimit: true,
   webhookOptions: true,
   openapi: true,
+  listConcurrency: true,
 } satisfies Record<keyof WorkforceApiOptions, true>
 
 /** Options of `app.register` that Fastify itself reads for every plugin. */
@@ -141,8 +178,9 @@ const KNOWN_NESTED: Record<string, readonly string[]> = {
     true
   >),
   rateLimit: Object.keys({ max: true, timeWindow: true, redis: true, failedAuth: true } satisfies Record<keyof RateLimitOptions, true>),
-  'rateLimit.failedAuth': ['max', 'timeWindow'],
+  'rateLimit.failedAuth': ['max', 'timeWindow', 'lookups'],
   openapi: Object.keys({ referencePage: true, title: true, description: true } satisfies Record<keyof OpenApiOptions, true>),
+  listConcurrency: Object.keys({ perCompany: true, queuePerCompany: true } satisfies Record<keyof ListConcurrencyOptions, true>),
   webhookOptions: Object.keys({
     secretKey: true,
     allowPrivateDestinations: true,
@@ -156,6 +194,12 @@ const KNOWN_NESTED: Record<string, readonly string[]> = {
     retentionMs: true,
     pollIntervalMs: true,
     concurrency: true,
+    endpointConcurrency: true,
+    companyConcurrency: true,
+    breakerThreshold: true,
+    breakerPauseMs: true,
+    breakerMaxPauseMs: true,
+    onEndpointFailing: true,
   } satisfies Record<keyof WebhookOptions, true>),
 }
 
@@ -260,6 +304,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
   checkInteger('moduleCacheTtlMs', options.moduleCacheTtlMs, 0, 60_000)
   checkRateLimit(options.rateLimit)
   checkOpenApi(options.openapi)
+  checkListConcurrency(options.listConcurrency)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
   if (options.webhooks !== undefined) {
     for (const method of ['createEndpoint', 'claimDue', 'finishAttempt', 'publish', 'purgeFinished'] as const) {
@@ -290,11 +335,28 @@ function checkWebhookOptions(webhook: WebhookOptions | undefined): void {
   checkInteger('webhookOptions.retentionMs', webhook.retentionMs, 1, Number.MAX_SAFE_INTEGER)
   checkInteger('webhookOptions.pollIntervalMs', webhook.pollIntervalMs, 10, 60_000)
   checkInteger('webhookOptions.concurrency', webhook.concurrency, 1, 10_000)
+  checkInteger('webhookOptions.endpointConcurrency', webhook.endpointConcurrency, 1, 1_000)
+  checkInteger('webhookOptions.companyConcurrency', webhook.companyConcurrency, 1, 10_000)
+  checkInteger('webhookOptions.breakerThreshold', webhook.breakerThreshold, 1, 1_000)
+  checkInteger('webhookOptions.breakerPauseMs', webhook.breakerPauseMs, 1, 24 * 60 * 60 * 1000)
+  checkInteger('webhookOptions.breakerMaxPauseMs', webhook.breakerMaxPauseMs, 1, 24 * 60 * 60 * 1000)
+  if ((webhook.breakerMaxPauseMs ?? WEBHOOK_DEFAULTS.breakerMaxPauseMs) < (webhook.breakerPauseMs ?? WEBHOOK_DEFAULTS.breakerPauseMs)) {
+    fail('webhookOptions.breakerMaxPauseMs', 'must be at least webhookOptions.breakerPauseMs')
+  }
+  if (webhook.onEndpointFailing !== undefined && typeof webhook.onEndpointFailing !== 'function') fail('webhookOptions.onEndpointFailing', 'must be a function')
   if (webhook.transport !== undefined && typeof webhook.transport?.send !== 'function') fail('webhookOptions.transport', 'must have a send() method')
   if (webhook.onEndpointDisabled !== undefined && typeof webhook.onEndpointDisabled !== 'function') fail('webhookOptions.onEndpointDisabled', 'must be a function')
   for (const flag of ['allowPrivateDestinations', 'dispatcher'] as const) {
     if (webhook[flag] !== undefined && typeof webhook[flag] !== 'boolean') fail(`webhookOptions.${flag}`, 'must be a boolean')
   }
+}
+
+function checkListConcurrency(limits: unknown): void {
+  if (limits === undefined || limits === false) return
+  if (limits === null || typeof limits !== 'object') fail('listConcurrency', 'must be false or an object')
+  const { perCompany, queuePerCompany } = limits as ListConcurrencyOptions
+  checkInteger('listConcurrency.perCompany', perCompany, 1, 10_000)
+  checkInteger('listConcurrency.queuePerCompany', queuePerCompany, 0, 100_000)
 }
 
 function checkOpenApi(openapi: unknown): void {
@@ -319,6 +381,7 @@ function checkRateLimit(rateLimit: unknown): void {
     if (failedAuth === null || typeof failedAuth !== 'object') fail('rateLimit.failedAuth', 'must be an object')
     checkInteger('rateLimit.failedAuth.max', failedAuth.max, 1, 1_000_000_000)
     checkInteger('rateLimit.failedAuth.timeWindow', failedAuth.timeWindow, 1_000, 86_400_000)
+    checkInteger('rateLimit.failedAuth.lookups', failedAuth.lookups, 0, 1_000_000_000)
   }
 }
 

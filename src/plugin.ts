@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { apiRoutes } from './api/index.js'
 import { ListPages } from './api/list-pages.js'
+import { CompanyReadLimiter } from './api/company-read-limiter.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
 import { ModuleCache } from './auth/module-cache.js'
@@ -93,7 +94,8 @@ const api = fp(
     const writeContext: WriteContext | undefined = writable
       ? { writes, clock, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
       : undefined
-    const routes = apiRoutes({ storage, writes: writeContext, pages: new ListPages() })
+    const reads = options.listConcurrency === false ? undefined : new CompanyReadLimiter(options.listConcurrency)
+    const routes = apiRoutes({ storage, writes: writeContext, pages: new ListPages(), ...(reads === undefined ? {} : { reads }) })
     const openapi = options.openapi ?? true
     if (openapi !== false) {
       const settings = openapi === true ? {} : openapi
@@ -189,7 +191,7 @@ function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock
       box,
       clock,
       log: app.log,
-      transport: settings.transport ?? httpWebhookTransport(policy),
+      transport: settings.transport ?? httpWebhookTransport({ ...policy, timeoutMs }),
       retrySchedule: settings.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS,
       autoDisableAfterMs: settings.autoDisableAfterMs ?? WEBHOOK_DEFAULTS.autoDisableAfterMs,
       timeoutMs,
@@ -197,12 +199,21 @@ function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock
       leaseMs: settings.leaseMs ?? timeoutMs + 30_000,
       batch: WEBHOOK_DEFAULTS.batch,
       concurrency: settings.concurrency ?? WEBHOOK_DEFAULTS.concurrency,
+      endpointConcurrency: settings.endpointConcurrency ?? WEBHOOK_DEFAULTS.endpointConcurrency,
+      companyConcurrency: settings.companyConcurrency ?? WEBHOOK_DEFAULTS.companyConcurrency,
+      slowAttemptMs: WEBHOOK_DEFAULTS.slowAttemptMs,
+      breaker: {
+        threshold: settings.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold,
+        pauseMs: settings.breakerPauseMs ?? WEBHOOK_DEFAULTS.breakerPauseMs,
+        maxPauseMs: settings.breakerMaxPauseMs ?? WEBHOOK_DEFAULTS.breakerMaxPauseMs,
+      },
       pollIntervalMs: settings.pollIntervalMs ?? WEBHOOK_DEFAULTS.pollIntervalMs,
       retentionMs: settings.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
       purgeIntervalMs: WEBHOOK_DEFAULTS.purgeIntervalMs,
       purgeBatch: WEBHOOK_DEFAULTS.purgeBatch,
       shutdownGraceMs: WEBHOOK_DEFAULTS.shutdownGraceMs,
       ...(settings.onEndpointDisabled === undefined ? {} : { onEndpointDisabled: settings.onEndpointDisabled }),
+      ...(settings.onEndpointFailing === undefined ? {} : { onEndpointFailing: settings.onEndpointFailing }),
     })
     const running = dispatcher
     app.addHook('onReady', () => running.start())

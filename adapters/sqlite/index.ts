@@ -43,9 +43,10 @@ export interface SqliteAdapterOptions {
    */
   readWorkers?: number
   /**
-   * When a list statement is slow (ms): one that runs this long in process is timed on a worker,
-   * and slow there twice, its company's reads of that shape go to the workers until none has
-   * been slow for 10 minutes. 0 sends every list read to the workers. Default 5.
+   * When a list statement is slow (ms). A company's first run of a statement shape is timed on a
+   * worker, and so is a statement that runs this long in process; slow there twice, the
+   * company's reads of that shape go to the workers until none has been slow for 10 minutes.
+   * 0 sends every list read to the workers. Default 2.
    */
   slowReadMs?: number
   /** Longest an off-loop read may take, queue wait included (ms), before it fails with `StorageUnavailable`. Default 5000. */

@@ -1,7 +1,9 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
 import { NotFoundError } from '../errors.js'
 import type { ResourceReader, Storage } from '../ports/storage.js'
 import type { Scope } from '../scopes.js'
+import { TooManyListReads, type CompanyReadLimiter } from './company-read-limiter.js'
 import { filterContext, type FilterContext } from './filters.js'
 import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
 import { ListPages } from './list-pages.js'
@@ -42,6 +44,7 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
   const { storage } = context
   const reader = resource.reader(storage)
   const pages = context.pages ?? new ListPages()
+  const { reads } = context
   const { seek } = reader
   const querystring = Type.Object({ ...PageQuery, ...resource.filters }, { additionalProperties: false })
   const { name, scope } = resource
@@ -55,12 +58,13 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
       tag: name,
       scope,
       schema: { querystring, response: { 200: ListEnvelope(resource.item) } },
-      async handler(request) {
+      async handler(request, reply) {
         const { page = DEFAULT_PAGE, per_page: perPage = DEFAULT_PER_PAGE, ...query } = request.query as PageParams
         const companyId = companyOf(request)
         const filter = await resource.toFilter(query as unknown as Static<TObject<P>>, filterContext(storage, companyId))
         const window = pageWindow(page, perPage)
-        const result = seek === undefined ? await reader.list(companyId, filter, window) : await pages.list(name, seek, companyId, filter, window)
+        const list = () => (seek === undefined ? reader.list(companyId, filter, window) : pages.list(name, seek, companyId, filter, window))
+        const result = reads === undefined ? await list() : await limited(reads, companyId, list, reply)
         return paginated(result, page, perPage, resource.render)
       },
     },
@@ -80,6 +84,19 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
       },
     },
   ]
+}
+
+/**
+ * A list read within the company's share of the storage (`CompanyReadLimiter`). Lists only: a
+ * by-id read is one primary-key lookup, whose cost does not grow with the company.
+ */
+async function limited<T>(reads: CompanyReadLimiter, companyId: number, list: () => Promise<T>, reply: FastifyReply): Promise<T> {
+  try {
+    return await reads.run(companyId, list)
+  } catch (error) {
+    if (error instanceof TooManyListReads) reply.header('retry-after', String(error.retryAfterSeconds))
+    throw error
+  }
 }
 
 /** A resource that is only read: its two routes. */

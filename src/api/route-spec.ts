@@ -6,6 +6,7 @@ import type { InviteSender } from '../ports/invite-sender.js'
 import type { Storage } from '../ports/storage.js'
 import type { WriteStorage } from '../ports/write-storage.js'
 import type { Scope } from '../scopes.js'
+import type { CompanyReadLimiter } from './company-read-limiter.js'
 import type { ListPages } from './list-pages.js'
 
 export interface RouteSchemas {
@@ -85,6 +86,8 @@ export interface ApiContext {
   storage: Storage
   /** Totals and page boundaries of large lists, shared by the resources of one app (`list-pages.ts`). */
   pages?: ListPages
+  /** Each company's share of list reads in flight, shared by the resources of one app (`company-read-limiter.ts`); without it, unlimited. */
+  reads?: CompanyReadLimiter
   /** Without it the API is read-only and no write route is declared. */
   writes?: WriteContext
 }

@@ -409,7 +409,7 @@ describe('one tenant looping an expensive read does not hold up another', () => 
   const EXPENSIVE = '/v1/todos?due_from=0001-01-01&due_to=9999-12-31&per_page=100'
   const CHEAP = '/v1/todos'
 
-  it('once seen slow, company 1 reads that shape on a worker, and company 2 is answered while it runs', async () => {
+  it('once confirmed slow, company 1 reads that shape on a worker, and company 2 is answered while it runs', async () => {
     // A 1 ms threshold: company 1's statements take tens of ms, so timing noise cannot flip
     // the probes' verdict (company 2's, at ~0.2 ms, may see a probe or two; not counted below).
     t = await appOver(filename, { readWorkers: 2, slowReadMs: 1 }, false)
@@ -419,16 +419,26 @@ describe('one tenant looping an expensive read does not hold up another', () => 
     const big = await t.keyFor(1)
     const small = await t.keyFor(2)
 
-    // First run: in process, timed, and its page query found slow: on probation.
-    expect((await t.get(EXPENSIVE, big)).statusCode).toBe(200)
-    expect(pooled.calls()).toBe(0)
-
-    // Rounds 0 and 1 send the page query alone to a worker, as a probe (the count still runs in
-    // process and holds the event loop, so nothing else is asserted while they run); slow on the
-    // worker twice, the shape is confirmed.
-    for (const round of [0, 1]) {
+    // The shape is new for company 1: its first statement is tried on a worker; whichever of its
+    // statements is slow (on the worker, or in process, holding the event loop meanwhile) goes to
+    // the workers, and slow there twice, the shape is confirmed: one request then sends both its
+    // statements to the workers. That takes a few requests, how many depends on which statement
+    // is slow on this machine.
+    let confirmedAfter = 0
+    for (let round = 1; round <= 8 && confirmedAfter === 0; round++) {
+      const before = pooled.calls()
       expect((await t.get(EXPENSIVE, big)).statusCode).toBe(200)
-      expect(pooled.calls()).toBe(round + 1)
+      if (pooled.calls() - before === 2) confirmedAfter = round
+    }
+    expect(confirmedAfter).toBeGreaterThan(0)
+    const beforeConcurrent = pooled.calls()
+
+    // Company 2's cheap shape is tried on a worker first; once fast there, it runs in process
+    // (on a busy machine a trial may look slow once: a few requests at most).
+    const smallCalls = () => spy.mock.calls.filter(([, , companyId]) => companyId === 2).length
+    for (let round = 0, before = -1; round < 8 && before !== smallCalls(); round++) {
+      before = smallCalls()
+      expect((await t.get(CHEAP, small)).statusCode).toBe(200)
     }
 
     // From then on page and count both run on workers: the event loop is free, and company 2's
@@ -446,7 +456,44 @@ describe('one tenant looping an expensive read does not hold up another', () => 
     const res = await expensive
     expect(res.statusCode).toBe(200)
     expect(finished).toEqual(['cheap', 'expensive'])
-    expect(pooled.calls()).toBe(4)
+    expect(pooled.calls() - beforeConcurrent).toBe(2)
+  })
+
+  it('with the default threshold, a moderately expensive query never runs on the loop: tried on a worker first, then confirmed there; four at once all run on workers', async () => {
+    // Company 1's wide due range at 20,000 rows costs some ms to some tens of ms: a "moderate"
+    // query (issue 21), above the default 2 ms but far from the 190 ms the workers were built for.
+    t = await appOver(filename, { readWorkers: 2 })
+    const pool = (t.adapter as SqliteAdapter).readPool as SqliteReadPool
+    const spy = vi.spyOn(pool, 'all')
+    const pooled = () => spy.mock.calls.filter(([, , companyId]) => companyId === 1).length
+    const big = await t.keyFor(1)
+    const MODERATE = '/v1/todos?due_from=0001-01-01&due_to=9999-12-31'
+
+    // Its first run: both statements of a first page (page and count, two shapes) are tried on a worker.
+    expect((await t.get(MODERATE, big)).statusCode).toBe(200)
+    expect(pooled()).toBe(2)
+    // Another due range of the same shape (nothing remembered for it): its count goes to a worker again.
+    expect((await t.get(MODERATE.replace('0001', '0002'), big)).statusCode).toBe(200)
+    expect(pooled()).toBeGreaterThanOrEqual(3)
+    // Four at once, each with an unseen total: every count runs on a worker, none on the loop.
+    const before = pooled()
+    const answers = await Promise.all([3, 4, 5, 6].map((year) => t!.get(MODERATE.replace('0001', `000${year}`), big)))
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
+    expect(pooled() - before).toBeGreaterThanOrEqual(4)
+  })
+
+  it("a small company's cheap shape is tried on a worker once, then runs in process", async () => {
+    t = await appOver(filename, { readWorkers: 2 })
+    const pool = (t.adapter as SqliteAdapter).readPool as SqliteReadPool
+    const spy = vi.spyOn(pool, 'all')
+    const small = await t.keyFor(2)
+    for (let i = 0; i < 5; i++) expect((await t.get('/v1/users?per_page=5', small)).statusCode).toBe(200)
+    // The first page's page and count statements, one trial each; the later requests' page
+    // statement runs in process (the total is remembered). A run on a busy machine that looks
+    // slow there may add a trial, never a move: at most one more per statement.
+    const trials = spy.mock.calls.filter(([, , companyId]) => companyId === 2).length
+    expect(trials).toBeGreaterThanOrEqual(2)
+    expect(trials).toBeLessThan(5)
   })
 
   it('the off-loop read answers what the in-process read answers on the large company too', async () => {

@@ -23,19 +23,35 @@ describe('SlowReadRouter', () => {
     router.observeOffLoop(companyId, shape, page, ms)
   }
 
-  it('keeps reads in process until one is seen slow; only that statement then goes to a worker, once, as a probe', () => {
+  it('times a shape\'s first run on a worker; fast there, it runs in process until a run on the loop looks slow; then every run of that statement goes to a worker, the others stay', () => {
     const router = new SlowReadRouter({ thresholdMs: 5 })
+    // Never seen: on trial, on a worker, however expensive it may be.
+    expect(router.offLoop(1, todosByDue, page)).toBe(true)
+    router.observeOffLoop(1, todosByDue, page, 0.4)
     expect(router.offLoop(1, todosByDue, page)).toBe(false)
+    expect(router.offLoop(1, todosByDue, count)).toBe(false)
     router.observeInProcess(1, todosByDue, page, 4.9)
     expect(router.offLoop(1, todosByDue, page)).toBe(false)
     router.observeInProcess(1, todosByDue, page, 190)
-    // On probation: the other statement stays in process, and one probe runs at a time.
+    // On probation: the other statement stays in process; every run of the probe goes to a
+    // worker, so concurrent requests of a really slow query do not run it on the loop meanwhile.
     expect(router.offLoop(1, todosByDue, count)).toBe(false)
     expect(router.offLoop(1, todosByDue, page)).toBe(true)
-    expect(router.offLoop(1, todosByDue, page)).toBe(false)
-    // Another company with the same shape, or the same company with another shape, is untouched.
-    expect(router.offLoop(2, todosByDue, page)).toBe(false)
-    expect(router.offLoop(1, usersByEmail, page)).toBe(false)
+    expect(router.offLoop(1, todosByDue, page)).toBe(true)
+    // Another company with the same shape has its own trial.
+    expect(router.offLoop(2, todosByDue, page)).toBe(true)
+  })
+
+  it('a new shape slow on its trial twice is confirmed without ever running on the loop', () => {
+    const router = new SlowReadRouter({ thresholdMs: 5 })
+    expect(router.offLoop(3, usersByEmail, page)).toBe(true)
+    router.observeOffLoop(3, usersByEmail, page, 300)
+    // Concurrent runs of the probe go to workers too; the other statement waits for a verdict in process.
+    expect(router.offLoop(3, usersByEmail, page)).toBe(true)
+    expect(router.offLoop(3, usersByEmail, count)).toBe(false)
+    router.observeOffLoop(3, usersByEmail, page, 300)
+    expect(router.offLoop(3, usersByEmail, count)).toBe(true)
+    expect(router.offLoop(3, usersByEmail, page)).toBe(true)
   })
 
   it('a probe slow on its worker twice in a row confirms the shape: then all its statements go off the loop', () => {
@@ -96,16 +112,26 @@ describe('SlowReadRouter', () => {
     vi.advanceTimersByTime(SLOW_READ_TTL_MS - 1)
     expect(router.offLoop(1, todosByDue, page)).toBe(true)
     vi.advanceTimersByTime(2)
+    // Expired: tried again on a worker, and fast there, back in process.
+    expect(router.offLoop(1, todosByDue, page)).toBe(true)
+    router.observeOffLoop(1, todosByDue, page, 0.5)
     expect(router.offLoop(1, todosByDue, page)).toBe(false)
   })
 
   it('moves all of a company’s reads once enough of its shapes are confirmed slow', () => {
     const router = new SlowReadRouter({ thresholdMs: 5, shapesPerCompany: 2 })
+    const other = {}
     confirm(router, 7, todosByDue)
-    expect(router.offLoop(7, {}, page)).toBe(false)
+    // A new shape is tried on a worker, and being fast there stays in process.
+    expect(router.offLoop(7, other, page)).toBe(true)
+    router.observeOffLoop(7, other, page, 0.1)
+    expect(router.offLoop(7, other, page)).toBe(false)
     confirm(router, 7, usersByEmail)
-    expect(router.offLoop(7, {}, page)).toBe(true)
-    expect(router.offLoop(8, {}, page)).toBe(false)
+    expect(router.offLoop(7, other, page)).toBe(true)
+    // Company 8's shape, fast on its trial, stays in process.
+    expect(router.offLoop(8, other, page)).toBe(true)
+    router.observeOffLoop(8, other, page, 0.1)
+    expect(router.offLoop(8, other, page)).toBe(false)
   })
 
   it('with a threshold of 0, every read goes off the loop', () => {
