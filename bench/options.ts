@@ -13,12 +13,18 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections <n>    concurrent autocannon connections                      [20]
   --per-page <n>       per_page of the listed page                             [25]
   --key-time <ms>      measured time per key-verification case                 [1000]
-  --only <part>        run one part only: http, keys, contention or lists
+  --only <part>        run one part only: http, keys, contention, lists, soak or deliveries
                        (contention: one tenant loops an expensive to-do query while
                        another's cheap reads are timed, reads in process vs off-loop;
                        it measures --duration seconds per mode;
                        lists: bench/scale.ts, issue 13's goals at 1,000,000 rows
-                       on SQLite and Postgres, run as its own process)
+                       on SQLite and Postgres, run as its own process;
+                       soak: bench/soak.ts, issue 21's memory soak, only with --only,
+                       --minutes per backend on SQLite and Postgres, the built CLI's serve;
+                       deliveries: bench/webhook-fairness.ts, issue 21's delivery fairness
+                       with hanging and failing endpoints, only with --only, 3 min per mode,
+                       5 modes on SQLite and Postgres; its own options: --help there)
+  --minutes <n>        soak: minutes of load per backend (more: npx tsx bench/soak.ts --help) [10]
   --profile            also write a CPU profile of the plugin server and summarise it
   --cache-dir <dir>    where seeded SQLite files are cached  [$TMPDIR/fastify-workforce-api-bench]
   --rebuild            reseed the cached file for this scale
@@ -39,6 +45,11 @@ export interface BenchOptions {
   contention: boolean
   /** bench/scale.ts: lists at 1,000,000 rows (its own options: npx tsx bench/scale.ts --help). */
   lists: boolean
+  /** bench/soak.ts: `serve`'s RSS under a mixed load; only when asked for (`--only soak`), it takes 20 minutes. */
+  soak: boolean
+  /** bench/webhook-fairness.ts: hanging and failing endpoints against healthy ones; only when asked for (`--only deliveries`), it takes about 40 minutes. */
+  deliveries: boolean
+  soakMinutes: number
   profile: boolean
   cacheDir: string
   rebuild: boolean
@@ -46,7 +57,7 @@ export interface BenchOptions {
   help: boolean
 }
 
-const PARTS = ['http', 'keys', 'contention', 'lists']
+const PARTS = ['http', 'keys', 'contention', 'lists', 'soak', 'deliveries']
 
 /** Parses `process.argv`; throws a `TypeError` naming the option on a bad value. */
 export function parseBenchOptions(argv: string[]): BenchOptions {
@@ -63,6 +74,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'per-page': { type: 'string', default: '25' },
       'key-time': { type: 'string', default: '1000' },
       only: { type: 'string' },
+      minutes: { type: 'string', default: '10' },
       profile: { type: 'boolean', default: false },
       'cache-dir': { type: 'string', default: join(tmpdir(), 'fastify-workforce-api-bench') },
       rebuild: { type: 'boolean', default: false },
@@ -71,7 +83,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     },
   })
   if (values.only !== undefined && !PARTS.includes(values.only)) {
-    throw new TypeError('--only must be "http", "keys", "contention" or "lists"')
+    throw new TypeError('--only must be "http", "keys", "contention", "lists", "soak" or "deliveries"')
   }
   return {
     scale: integer('--scale', values.scale, 40),
@@ -86,6 +98,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     keys: values.only === undefined || values.only === 'keys',
     contention: values.only === undefined || values.only === 'contention',
     lists: values.only === undefined || values.only === 'lists',
+    soak: values.only === 'soak',
+    deliveries: values.only === 'deliveries',
+    soakMinutes: integer('--minutes', values.minutes, 1, 120),
     profile: values.profile,
     cacheDir: values['cache-dir'],
     rebuild: values.rebuild,

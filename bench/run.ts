@@ -2,7 +2,10 @@
  * `npm run bench`: the plugin's `GET /v1/users` against a bare Fastify route over the same
  * SQLite file, `KeyVerifier` micro-benchmarks, and one tenant's expensive reads against
  * another's cheap ones on SQLite (`--only contention`), and lists at 1,000,000 rows on SQLite and
- * Postgres (`--only lists`, bench/scale.ts). Figures are reported, never asserted: the
+ * Postgres (`--only lists`, bench/scale.ts), and `serve`'s memory under a 10-minute mixed load on
+ * both (`--only soak`, bench/soak.ts; never part of a plain run), and webhook deliveries to
+ * healthy endpoints beside one company's hanging or failing ones (`--only deliveries`,
+ * bench/webhook-fairness.ts; never part of a plain run either). Figures are reported, never asserted: the
  * exit code is non-zero only when something fails (a server, a request, a mismatch).
  * Method and recorded figures: docs/benchmarks.md.
  */
@@ -89,6 +92,18 @@ async function main(): Promise<void> {
     // Its own process and its own seeded databases (1,000,000 rows): it prints its own table.
     log('bench: lists at scale (bench/scale.ts)')
     execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/scale.ts'], { cwd: ROOT, stdio: 'inherit' })
+  }
+
+  if (options.soak) {
+    // Its own process: the built CLI's `serve` as a child, RSS sampled; it prints its own table.
+    log('bench: memory soak (bench/soak.ts)')
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/soak.ts', '--minutes', String(options.soakMinutes)], { cwd: ROOT, stdio: 'inherit' })
+  }
+
+  if (options.deliveries) {
+    // Its own process, with a server process per mode and backend; it prints its own table.
+    log('bench: delivery fairness (bench/webhook-fairness.ts)')
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/webhook-fairness.ts'], { cwd: ROOT, stdio: 'inherit' })
   }
 
   const settings =
