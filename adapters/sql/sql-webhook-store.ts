@@ -215,24 +215,35 @@ export class SqlWebhookStore implements WebhookStore {
       if (this.#lockRows) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
       const chosen = (await this.#fairDue(now, limit, policy).execute(trx)).rows.map((row) => c.readInt(row.id))
       if (chosen.length === 0) return []
-      let due = trx
-        .selectFrom(DELIVERIES)
-        .select('id')
-        .where('id', 'in', chosen)
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', c.instant(now))
-      // Rows another transaction holds (a finish, a disable) are skipped, not waited for (Postgres).
-      if (this.#lockRows) due = due.forUpdate().skipLocked()
-      const claimed = await trx
-        .updateTable(DELIVERIES)
-        .set((eb) => ({
-          attempts: eb('attempts', '+', 1),
-          next_attempt_at: c.instant(leaseUntil),
-          lease,
-          updated_at: c.instant(now),
-        }))
-        .where('id', 'in', due)
-        .where('status', '=', 'pending')
+      const claim = trx.updateTable(DELIVERIES).set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: c.instant(leaseUntil),
+        lease,
+        updated_at: c.instant(now),
+      }))
+      const claimed = await (
+        this.#lockRows
+          ? claim
+              .where(
+                'id',
+                'in',
+                // Rows another transaction holds (a finish, a disable) are skipped, not waited for (Postgres).
+                trx
+                  .selectFrom(DELIVERIES)
+                  .select('id')
+                  .where('id', 'in', chosen)
+                  .where('status', '=', 'pending')
+                  .where('next_attempt_at', '<=', c.instant(now))
+                  .forUpdate()
+                  .skipLocked(),
+              )
+              .where('status', '=', 'pending')
+          : // By id only (SQLite): a plain `status = 'pending'` term lets the planner read the
+            // status indexes instead, i.e. every pending row of the backlog, on every claim.
+            claim
+              .where('id', 'in', chosen)
+              .where(sql<number>`case when status = 'pending' and next_attempt_at <= ${c.instant(now)} then 1 else 0 end`, '=', 1)
+      )
         .returning(['id', 'endpoint_id', 'change_event_id', 'attempts'])
         .execute()
       if (claimed.length === 0) return []
@@ -286,6 +297,15 @@ export class SqlWebhookStore implements WebhookStore {
    * index range, never its whole backlog), then two rankings — per endpoint (oldest due first,
    * cut at the endpoint's room) and per company and pool (cut at the company's room) — and
    * round-robin order: every company's first before any second.
+   * Its cost must not grow with the backlog of endpoints that cannot take more (capped, paused,
+   * hanging: on SQLite the claim runs on the event loop, often). So the candidate endpoints come
+   * first — `room`, materialized: the enabled endpoints with their room, a small set — and
+   * drive the join (`cross join`: SQLite keeps the left table as the outer loop; Postgres plans
+   * it as the inner join it is), each reading its first due rows by the
+   * `(endpoint_id, next_attempt_at, id)` partial index up to its cutoff. Scanning the pending
+   * rows first instead (SQLite's choice for a plain join) read the whole backlog on every claim.
+   * `flight` reads the leased partial index (a lease is only ever held by a pending delivery),
+   * not the due index, whose range `next_attempt_at > now` holds every retry waiting.
    * Raw SQL is not rewritten by `withSchema`, so tables are named with the schema here.
    */
   #fairDue(now: Date, limit: number, policy: ClaimPolicy | undefined) {
@@ -307,7 +327,7 @@ export class SqlWebhookStore implements WebhookStore {
       with flight as (
         select endpoint_id, count(*) as inflight, sum(case when updated_at < ${slow} then 1 else 0 end) as slow
         from ${table(DELIVERIES)}
-        where lease is not null and status = 'pending' and next_attempt_at > ${at}
+        where lease is not null and next_attempt_at > ${at}
         group by endpoint_id
       ),
       ep as (
@@ -319,7 +339,7 @@ export class SqlWebhookStore implements WebhookStore {
       pools as (
         select company_id, troubled, sum(inflight) as inflight from ep where inflight > 0 group by company_id, troubled
       ),
-      room as (
+      room as materialized (
         select id, company_id, troubled,
           (case when paused_until is not null then 1 when troubled = 1 then ${troubledEndpointLimit} else ${endpointLimit} end) - inflight as room,
           -- The due time of the last delivery the endpoint could add to this batch.
@@ -335,8 +355,8 @@ export class SqlWebhookStore implements WebhookStore {
       ranked as (
         select d.id, d.next_attempt_at, r.company_id, r.troubled, r.room,
           row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
-        from room r join ${table(DELIVERIES)} d on d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
-        where r.room > 0
+        from room r cross join ${table(DELIVERIES)} d
+        where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
       ),
       fitting as (
         select id, next_attempt_at, company_id, troubled,

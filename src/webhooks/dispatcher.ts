@@ -78,6 +78,12 @@ export interface DispatcherSettings {
 }
 
 const USER_AGENT = 'fastify-workforce-api-webhooks/1'
+/**
+ * Finished attempts wake the claim loop at most once per this (ms): each frees a place under a
+ * cap, but most such claims find nothing new, and on SQLite every claim runs on the event loop.
+ * A commit (`wake()`) is never delayed by it.
+ */
+const FREED_CLAIM_INTERVAL_MS = 50
 const MAX_ERROR_LENGTH = 500
 
 /**
@@ -93,6 +99,9 @@ export class WebhookDispatcher {
   #running: Promise<void> | undefined
   #stopped = false
   #woken = false
+  /** An attempt finished since the last claim (a place under a cap may be free). */
+  #freed = false
+  #lastClaimAt = 0
   #sleeper: (() => void) | undefined
   #unsubscribe: (() => Promise<void>) | undefined
   #purgeTimer: NodeJS.Timeout | undefined
@@ -149,6 +158,8 @@ export class WebhookDispatcher {
         continue
       }
       this.#woken = false
+      this.#freed = false
+      this.#lastClaimAt = performance.now()
       let claims: ClaimedDelivery[] = []
       try {
         const now = clock.now()
@@ -161,11 +172,12 @@ export class WebhookDispatcher {
           log.error({ err: error, deliveryId: claim.delivery_id }, 'workforce-api: webhook attempt could not be recorded; it is retried when its lease ends'),
         )
         this.#inFlight.add(attempt)
-        // A finished attempt frees a place under its endpoint's and company's caps: look again
-        // (wake-ups during a claim coalesce into one more claim).
+        // A finished attempt frees a place under its endpoint's and company's caps: look again,
+        // at most once per FREED_CLAIM_INTERVAL_MS (finishes in between coalesce into one claim).
         void attempt.finally(() => {
           this.#inFlight.delete(attempt)
-          this.wake()
+          this.#freed = true
+          this.#sleeper?.()
         })
       }
       if (claims.length < room) await this.#sleep(pollIntervalMs)
@@ -182,18 +194,27 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Until `ms` pass, a wake-up, or (no sooner than FREED_CLAIM_INTERVAL_MS after the last claim) a finished attempt. */
   #sleep(ms: number): Promise<void> {
     if (this.#woken || this.#stopped) return Promise.resolve()
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      function done() {
+      let timer: NodeJS.Timeout | undefined
+      const done = () => {
         clearTimeout(timer)
+        if (this.#sleeper === sleeper) this.#sleeper = undefined
         resolve()
       }
-      this.#sleeper = () => {
-        this.#sleeper = undefined
-        done()
+      const sleeper = () => {
+        if (this.#woken || this.#stopped) return done()
+        // Only a finished attempt: claim once the interval since the last claim has passed.
+        const wait = this.#lastClaimAt + FREED_CLAIM_INTERVAL_MS - performance.now()
+        if (wait <= 0) return done()
+        clearTimeout(timer)
+        timer = setTimeout(done, Math.min(wait, ms))
       }
+      timer = setTimeout(done, ms)
+      this.#sleeper = sleeper
+      if (this.#freed) sleeper()
     })
   }
 
