@@ -64,22 +64,24 @@ describe.each(READ_ADAPTERS)('repeated credential headers ($name)', (adapter) =>
   })
 })
 
+/** A stored key for the verifier tests below; `overrides` change one field. */
+const KEY_ID = '0123456789abcdef'
+const SECRET = 'b'.repeat(64)
+const record = (overrides: Partial<ApiKeyRecord>): ApiKeyRecord => ({
+  key_id: KEY_ID,
+  company_id: 1,
+  secret_hash: apiKey.hashSecret(SECRET),
+  scopes: ['users:read'],
+  expires_at: null,
+  state: 'active',
+  name: null,
+  rate_limit: null,
+  created_at: new Date(0),
+  last_used_at: null,
+  ...overrides,
+})
+
 describe('every credential failure does the same work', () => {
-  const KEY_ID = '0123456789abcdef'
-  const SECRET = 'b'.repeat(64)
-  const record = (overrides: Partial<ApiKeyRecord>): ApiKeyRecord => ({
-    key_id: KEY_ID,
-    company_id: 1,
-    secret_hash: apiKey.hashSecret(SECRET),
-    scopes: ['users:read'],
-    expires_at: null,
-    state: 'active',
-    name: null,
-    rate_limit: null,
-    created_at: new Date(0),
-    last_used_at: null,
-    ...overrides,
-  })
   const verifierOver = (found: ApiKeyRecord | null) => {
     const store: KeyStore = { find: async () => found, create: async () => {}, setState: async () => null, list: async () => [] }
     return new KeyVerifier({ keyStore: store, clock: { now: () => 1_000 }, cacheTtlMs: 0 })
@@ -107,20 +109,7 @@ describe('every credential failure does the same work', () => {
 // Issue 21: from an address past its failed-authentication budget, the gate decides whether an
 // uncached id may be looked up. Its work must not depend on whether the id is known here.
 describe('a gated verification does the same work for every id', () => {
-  const KEY_ID = '0123456789abcdef'
-  const SECRET = 'b'.repeat(64)
-  const active: ApiKeyRecord = {
-    key_id: KEY_ID,
-    company_id: 1,
-    secret_hash: apiKey.hashSecret(SECRET),
-    scopes: ['users:read'],
-    expires_at: null,
-    state: 'active',
-    name: null,
-    rate_limit: null,
-    created_at: new Date(0),
-    last_used_at: null,
-  }
+  const active = record({})
   const setUp = () => {
     const find = vi.fn(async (keyId: string) => (keyId === KEY_ID ? active : null))
     const store: KeyStore = { find, create: async () => {}, setState: async () => null, list: async () => [] }
