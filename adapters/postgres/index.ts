@@ -12,22 +12,39 @@ import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
 import { createPostgresKysely, createPostgresPool, createPostgresRunner, POOL_SIZE, PostgresGuard } from './postgres-database.js'
+import { isStatementTimeout } from './postgres-errors.js'
 import { PostgresDueSignal, webhookChannel } from './postgres-due-signal.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
 import { invalidationChannel, PostgresInvalidationFeed, postgresNotifier } from './postgres-invalidations.js'
 
-/** Upper bound on any one statement on a pool we create: a runaway COUNT cannot pin a connection. */
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
 /**
- * How long the ports wait for the answer to one statement before they give up with a 503.
- * A frozen or unreachable server never answers and `statement_timeout` runs on the server,
- * so only the client can bound this. 1 s leaves a request (HTTP, event-loop lag under load,
+ * How long the ports wait for the answer to one statement before they take the server for
+ * unreachable (a 503, and fail-fast until it answers a probe). A frozen or unreachable server
+ * never answers and `statement_timeout` runs on the server, so only the client can bound this;
+ * `statement_timeout` stays below it so that a merely expensive statement never gets here. 1 s leaves a request (HTTP, event-loop lag under load,
  * the corridor's other steps) a second of room to answer within 2 s of the server going away,
  * and is ~10× our slowest statement at a million matching rows (a COUNT, ~60–90 ms per
  * million: docs/benchmarks-postgres.md). Tenants larger than ~10 million matching rows
  * need it raised, and then answer an outage that much later.
  */
 export const DEFAULT_QUERY_TIMEOUT_MS = 1_000
+/**
+ * The share of `queryTimeoutMs` a pool we create gives `statement_timeout` when no
+ * `statementTimeoutMs` is passed. The server's bound must fire first: a statement it stops is
+ * an expensive request on a server that answers (`StatementTimeout`, 504, the connection kept),
+ * while the client-side bound cannot tell a slow statement from a frozen server and reads it
+ * as an outage (503 for every tenant until the server answers a probe). The remaining quarter
+ * (250 ms by default) covers the cancel's way back to us and event-loop lag.
+ */
+export const STATEMENT_TIMEOUT_SHARE = 0.75
+/**
+ * Upper bound on any one statement on a pool we create, by default: three quarters of
+ * `DEFAULT_QUERY_TIMEOUT_MS`. A runaway COUNT cannot pin a connection, and an expensive page
+ * answers 504 `query_timeout` in 0.75 s instead of being taken for an outage.
+ */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = DEFAULT_QUERY_TIMEOUT_MS * STATEMENT_TIMEOUT_SHARE
+/** `statement_timeout` of a pool we create when `queryTimeoutMs` is 0 (no client-side bound) and no `statementTimeoutMs` is passed. */
+export const STATEMENT_TIMEOUT_WITHOUT_QUERY_TIMEOUT_MS = 5_000
 /**
  * How long the ports wait to check out a connection, connecting a new one included, before a
  * 503. A healthy pool hands one out in microseconds and a new connection takes milliseconds;
@@ -62,10 +79,16 @@ export type PostgresConnection =
       /**
        * A pg pool the host owns: used as is and never ended by us, nor are its settings or
        * session settings changed. What we set on our own pools is the host's to set on this one:
-       * `new Pool({ options: '-c statement_timeout=5000 -c plan_cache_mode=force_custom_plan',
+       * `new Pool({ options: '-c statement_timeout=750 -c plan_cache_mode=force_custom_plan',
        * connectionTimeoutMillis: 1500, keepAlive: true, keepAliveInitialDelayMillis: 10000 })`
        * (see docs/benchmarks-postgres.md for the first two). `queryTimeoutMs` and
        * `acquireTimeoutMs` still bound our own operations on it.
+       *
+       * Set `statement_timeout` below `queryTimeoutMs` (1,000 ms by default): then Postgres
+       * stops an expensive statement itself and the request gets a 504 `query_timeout`, the
+       * connection kept. Without it (or with it above `queryTimeoutMs`) the client-side bound
+       * fires first, and cannot tell an expensive statement from a frozen server: the request
+       * gets a 503 and every request fails fast with 503 until the server answers a probe.
        */
       pool: pg.Pool
     }
@@ -73,12 +96,24 @@ export type PostgresConnection =
 export interface PostgresAdapterOptions {
   /** Keep every table (and the migration tables) in this schema, created if missing. Default: the connection's `search_path`. */
   schema?: string
-  /** `statement_timeout` of the connections of a pool we create, in milliseconds; 0 disables it. Default 5,000. */
+  /**
+   * `statement_timeout` of the connections of a pool we create, in milliseconds: a statement
+   * past it is stopped by Postgres and the request gets a 504 `query_timeout` (not an outage).
+   * Must be below `queryTimeoutMs` when both are on, or `openPostgresAdapter` refuses it: the
+   * server's bound has to fire before the client-side one, which reads a statement still
+   * running as an outage (503). 0 disables it (and every expensive statement then meets the
+   * client-side bound). Default: three quarters of `queryTimeoutMs` (750 with its default), or
+   * 5,000 when `queryTimeoutMs` is 0. A host's pool sets `statement_timeout` itself (see
+   * `PostgresConnection`). Migrations and `loadDataset` run without it.
+   */
   statementTimeoutMs?: number
   /**
-   * Client-side bound on the answer to one statement of the ports, in milliseconds; past it
-   * the request gets a 503 and the connection is discarded. Applies to a host's pool too;
-   * not to migrations or `loadDataset`. 0 disables it. Default 1,000.
+   * Client-side bound on the answer to one statement of the ports, in milliseconds: it detects
+   * a frozen or unreachable server. Past it the request gets a 503, the connection is
+   * discarded and the adapter fails fast until the server answers again. Keep it above
+   * `statement_timeout`, so that a merely expensive statement is stopped by the server first
+   * (504). Applies to a host's pool too; not to migrations or `loadDataset`. 0 disables it.
+   * Default 1,000.
    */
   queryTimeoutMs?: number
   /**
@@ -107,9 +142,11 @@ export interface PostgresAdapterOptions {
  * `close` ends the pool only if this adapter created it.
  *
  * When Postgres cannot answer — stopped, frozen, unreachable, out of connections, a statement
- * cancelled — the ports throw `StorageUnavailable` (a 503 with Retry-After) within
+ * cancelled on request — the ports throw `StorageUnavailable` (a 503 with Retry-After) within
  * `acquireTimeoutMs` or `queryTimeoutMs`, and fail at once while the outage lasts; the
- * adapter recovers by itself when the server answers again.
+ * adapter recovers by itself when the server answers again. A statement Postgres stopped at
+ * `statement_timeout` is not an outage: that operation throws `StatementTimeout` (a 504
+ * `query_timeout`) and every other goes on as before.
  */
 export interface PostgresAdapter extends ReferenceAdapterPorts {
   modules: SqlModuleRegistry
@@ -164,10 +201,10 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
   const guard = new PostgresGuard(pool, settings)
   const plainDb = createPostgresKysely(guard)
   const db = schema === undefined ? plainDb : plainDb.withSchema(schema)
-  // Migrations and dataset loads may rightly run long: bounded only while checking out.
+  // Migrations and dataset loads may rightly run long: bounded only while checking out, and
+  // run with statement_timeout lifted (withoutStatementTimeout).
   const unboundedGuard = new PostgresGuard(pool, { acquireTimeoutMs: settings.acquireTimeoutMs, queryTimeoutMs: 0 })
   const unboundedPlainDb = createPostgresKysely(unboundedGuard)
-  const unboundedDb = schema === undefined ? unboundedPlainDb : unboundedPlainDb.withSchema(schema)
   const clientConfig: pg.ClientConfig = owned
     ? { connectionString: connection.connectionString }
     : (pool as unknown as { options: pg.ClientConfig }).options
@@ -206,7 +243,8 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     db,
     pool,
     warmUp: () => guard.warmUp(settings.minConnections),
-    loadDataset: (dataset) => loadPostgresDataset(unboundedDb, unboundedPlainDb, dataset, schema),
+    loadDataset: (dataset) =>
+      withoutStatementTimeout(unboundedPlainDb, (conn) => loadPostgresDataset(schema === undefined ? conn : conn.withSchema(schema), conn, dataset, schema)),
     close,
   }
 }
@@ -229,14 +267,36 @@ function checkAdapterOptions(connection: PostgresConnection, options: PostgresAd
   if (!Number.isInteger(minConnections) || minConnections < 0 || minConnections > POOL_SIZE) {
     throw new TypeError(`openPostgresAdapter: "minConnections" must be an integer from 0 to ${POOL_SIZE}`)
   }
+  const queryTimeoutMs = milliseconds(options, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS)
+  const statementTimeoutMs = milliseconds(options, 'statementTimeoutMs', defaultStatementTimeoutMs(queryTimeoutMs))
+  if (options.statementTimeoutMs !== undefined && statementTimeoutMs > 0 && queryTimeoutMs > 0 && statementTimeoutMs >= queryTimeoutMs) {
+    throw new TypeError(
+      `openPostgresAdapter: "statementTimeoutMs" (${statementTimeoutMs}) must be below "queryTimeoutMs" (${queryTimeoutMs}): ` +
+        'Postgres has to stop an expensive statement (504) before the client-side bound takes it for an outage (503)',
+    )
+  }
   return {
     schema,
-    statementTimeoutMs: milliseconds(options, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS),
-    queryTimeoutMs: milliseconds(options, 'queryTimeoutMs', DEFAULT_QUERY_TIMEOUT_MS),
+    statementTimeoutMs,
+    queryTimeoutMs,
     acquireTimeoutMs: milliseconds(options, 'acquireTimeoutMs', DEFAULT_ACQUIRE_TIMEOUT_MS),
     keepAliveDelayMs: milliseconds(options, 'keepAliveDelayMs', DEFAULT_KEEPALIVE_DELAY_MS),
     minConnections,
   }
+}
+
+/**
+ * `statement_timeout` of a pool we create when the host passes none: `STATEMENT_TIMEOUT_SHARE`
+ * of `queryTimeoutMs` (rounded down, at least 1 ms), or `STATEMENT_TIMEOUT_WITHOUT_QUERY_TIMEOUT_MS`
+ * when `queryTimeoutMs` is 0.
+ *
+ * @example
+ * defaultStatementTimeoutMs(1_000) // 750
+ * defaultStatementTimeoutMs(0) // 5_000
+ */
+export function defaultStatementTimeoutMs(queryTimeoutMs: number): number {
+  if (queryTimeoutMs <= 0) return STATEMENT_TIMEOUT_WITHOUT_QUERY_TIMEOUT_MS
+  return Math.max(1, Math.floor(queryTimeoutMs * STATEMENT_TIMEOUT_SHARE))
 }
 
 type MillisecondOption = 'statementTimeoutMs' | 'queryTimeoutMs' | 'acquireTimeoutMs' | 'keepAliveDelayMs'
@@ -249,23 +309,13 @@ function milliseconds(options: PostgresAdapterOptions, name: MillisecondOption, 
 }
 
 /**
- * The statement timeout bounds reads; a migration building an index on a large host table,
- * or waiting for another process's migration lock, may rightly take longer. So migrations
- * run on one connection with the timeout lifted, and that connection's own value restored.
- *
- * Without a `schema` option the migration still names one, the connection's current schema:
- * Kysely's Migrator, given none, takes a `wfa_migrations` table in *any* schema as ours and
- * then fails to find it unqualified (seen when another schema of the database already held
- * an adapter's tables).
+ * The statement timeout bounds the ports' statements; a migration building an index on a large
+ * host table, waiting for another process's migration lock, or a dataset load inserting many
+ * rows may rightly take longer. So these run on one connection with the timeout lifted, and
+ * that connection's own value restored. `work` gets the connection and its current schema.
  */
-/** A statement cancelled by `statement_timeout` (SQLSTATE 57014), as the driver or our guard reports it. */
-function isStatementTimeout(error: unknown): boolean {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error
-  return (cause as { code?: unknown } | null)?.code === '57014' || (error as { code?: unknown } | null)?.code === '57014'
-}
-
-async function migrateWithoutStatementTimeout(db: Kysely<any>, schema: string | undefined): Promise<void> {
-  await db.connection().execute(async (conn) => {
+async function withoutStatementTimeout<T>(db: Kysely<any>, work: (conn: Kysely<any>, currentSchema: string | null) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (conn) => {
     // This first statement still runs under the connection's own timeout, which may be tiny
     // (the tests use 1 ms): on a loaded machine it can be cancelled, so it is tried again.
     const readSettings = () =>
@@ -278,22 +328,36 @@ async function migrateWithoutStatementTimeout(db: Kysely<any>, schema: string | 
         if (attempt >= 10 || !isStatementTimeout(error)) throw error
       }
     }
-    const { rows } = answer
-    const [settings] = rows
-    const target = schema ?? settings?.current
-    if (settings === undefined || target == null) {
-      throw new Error('openPostgresAdapter: the connection has no current schema (search_path); pass the "schema" option')
-    }
+    const [settings] = answer.rows
+    if (settings === undefined) throw new Error('openPostgresAdapter: could not read the connection\'s statement_timeout')
     await sql`select set_config('statement_timeout', '0', false)`.execute(conn)
     try {
-      await migrateToLatest(conn.withSchema(target), postgresColumnTypes, target)
+      return await work(conn, settings.current)
     } finally {
       await sql`select set_config('statement_timeout', ${settings.timeout}, false)`.execute(conn)
     }
   })
 }
 
+/**
+ * Migrations, without the statement timeout (`withoutStatementTimeout`).
+ *
+ * Without a `schema` option the migration still names one, the connection's current schema:
+ * Kysely's Migrator, given none, takes a `wfa_migrations` table in *any* schema as ours and
+ * then fails to find it unqualified (seen when another schema of the database already held
+ * an adapter's tables).
+ */
+async function migrateWithoutStatementTimeout(db: Kysely<any>, schema: string | undefined): Promise<void> {
+  await withoutStatementTimeout(db, async (conn, current) => {
+    const target = schema ?? current
+    if (target == null) {
+      throw new Error('openPostgresAdapter: the connection has no current schema (search_path); pass the "schema" option')
+    }
+    await migrateToLatest(conn.withSchema(target), postgresColumnTypes, target)
+  })
+}
+
 export { postgresCodec, postgresColumnTypes, postgresTypes } from './postgres-codec.js'
 export { statementName, UNAVAILABLE_PROBE_INTERVAL_MS } from './postgres-database.js'
-export { toStorageError, unavailableReason, type UnavailableReason } from './postgres-errors.js'
+export { isStatementTimeout, toStorageError, unavailableReason, type UnavailableReason } from './postgres-errors.js'
 export { migrateToLatest } from '../sql/migrate.js'

@@ -35,7 +35,10 @@ export interface PostgresPoolSettings {
  * packet (`options`), so they hold on every connection of this pool from its first statement
  * (a connection string's own `?options=` would replace them):
  * - `statement_timeout`: no statement can run unbounded (a COUNT over a huge filter included),
- *   and a query the client gave up on stops on the server too;
+ *   and a query the client gave up on stops on the server too. It is below the guard's
+ *   `queryTimeoutMs`, so an expensive statement on a server that answers is stopped by the
+ *   server first (a `StatementTimeout`, 504) and never reaches the client-side bound, which
+ *   would read it as an outage;
  * - `plan_cache_mode = force_custom_plan`: a named statement is planned for the tenant and
  *   filter values at hand every time. With the default, after five runs Postgres may keep
  *   one generic plan for every tenant, costed for an average tenant: a small tenant then
@@ -88,8 +91,10 @@ interface ClientState {
  * check clients out here. It
  * - bounds each acquire and each statement on the client side, because a frozen or
  *   unreachable server never answers, so `statement_timeout` cannot fire;
- * - turns "cannot answer now" failures into `StorageUnavailable` (503), once, and lets every
- *   other error through untouched;
+ * - turns "cannot answer now" failures into `StorageUnavailable` (503), once, a statement the
+ *   server stopped at `statement_timeout` into `StatementTimeout` (504), and lets every other
+ *   error through untouched. A `StatementTimeout` is the server answering: its connection stays
+ *   in use and it never starts the fail-fast mode below;
  * - has the pool discard a client whose query timed out or whose socket failed, instead of
  *   handing it out again with a stale query still on its wire;
  * - fails at once while the server is known to be unreachable, so an outage costs a request
@@ -260,7 +265,8 @@ export class PostgresGuard {
       this.#unreachableSince = null
       return result
     } catch (error) {
-      // A cancelled statement (57014) leaves a good connection and a server that answers.
+      // A cancelled statement (57014: statement_timeout or a cancel request) leaves a good
+      // connection and a server that answers: neither breaks the client nor starts an outage.
       const unreachable = unavailableReason(error) === 'unreachable'
       if (unreachable) state.broken ??= error instanceof Error ? error : new Error(String(error))
       throw this.#failed(error, unreachable)
@@ -271,7 +277,10 @@ export class PostgresGuard {
     const answering = client.query(config)
     if (ms <= 0) return answering
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      let settled = false
+      const giveUp = () => {
+        if (settled) return
+        settled = true
         const error = new StorageUnavailable(`postgres: no answer within ${ms} ms`)
         state.broken ??= error
         // The statement may still be on the wire or running: this connection can never be
@@ -280,14 +289,23 @@ export class PostgresGuard {
         // it reads when it wakes up, ends the backend's side.
         ;(client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy()
         reject(error)
-      }, ms)
+      }
+      // Node runs expired timers before it reads sockets: after an event-loop stall the answer
+      // (the server's own statement_timeout among them) may already wait on the socket when
+      // this fires. One turn of the loop lets it be read first, so an answer that came in time
+      // is never taken for an outage.
+      const timer = setTimeout(() => setImmediate(giveUp), ms)
       answering.then(
         (result) => {
           clearTimeout(timer)
+          if (settled) return
+          settled = true
           resolve(result)
         },
         (error: unknown) => {
           clearTimeout(timer)
+          if (settled) return
+          settled = true
           reject(error)
         },
       )

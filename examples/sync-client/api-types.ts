@@ -1419,6 +1419,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The request needed a database statement that ran longer than the database allows for one statement, and the database stopped it. This is not an outage: other requests are answered as usual, and retrying the same request costs the same again, so there is no `Retry-After`. A narrower filter (or a later `updated_since`) answers sooner. */
+        QueryTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "query_timeout",
+                 *         "message": "This request took longer than the database allows for one statement and was stopped (request req-1); it is not an outage: a narrower filter answers sooner",
+                 *         "status": 504
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1539,6 +1557,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     createUser: {
@@ -1620,6 +1639,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getUser: {
@@ -1672,6 +1692,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     activateUser: {
@@ -1734,6 +1755,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     deactivateUser: {
@@ -1796,6 +1818,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listEmployees: {
@@ -1880,6 +1903,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getEmployee: {
@@ -1934,6 +1958,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listRoles: {
@@ -2006,6 +2031,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getRole: {
@@ -2057,6 +2083,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getCompany: {
@@ -2101,6 +2128,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listProjects: {
@@ -2189,6 +2217,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getProject: {
@@ -2242,6 +2271,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listShifts: {
@@ -2312,6 +2342,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getShift: {
@@ -2364,6 +2395,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listAbsences: {
@@ -2447,6 +2479,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getAbsence: {
@@ -2498,6 +2531,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listExpenses: {
@@ -2587,6 +2621,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getExpense: {
@@ -2640,6 +2675,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listTodos: {
@@ -2762,6 +2798,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     createTodo: {
@@ -2855,6 +2892,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getTodo: {
@@ -2929,6 +2967,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     updateTodo: {
@@ -3035,6 +3074,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     event_users_created: {

@@ -119,6 +119,8 @@ export class CompanyReadLimiter {
       this.#unavailable = { error: failure, at: performance.now() }
       // The storage just said it cannot answer: the company's waiting reads get the same 503
       // now rather than each waiting its turn to learn it (an outage answers within its bound).
+      // Only an outage does this: a `StatementTimeout` (504) is one read's own cost on a
+      // database that answers, so the next waiting read runs as usual and may well answer.
       if (waiting !== undefined) {
         this.#waiting.delete(companyId)
         for (const waiter of waiting) waiter.reject(failure)

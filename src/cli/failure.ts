@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { WorkforceOptionError } from '../errors.js'
-import { StorageUnavailable } from '../ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../ports/errors.js'
 import { CliError, describeDb, isPostgresUrl } from './open-adapter.js'
 
 /** How deep to follow `cause` and `AggregateError.errors` (pg wraps, Node aggregates per address). */
@@ -117,6 +117,9 @@ function recognise(error: unknown, db: string | undefined, depth: number): strin
   const fromCause = cause === undefined ? null : recognise(cause, db, depth + 1)
   if (fromCause !== null) return fromCause
   if (error instanceof StorageUnavailable) return `${where} is unavailable: ${text}`
+  // The server is up: one statement ran past its statement_timeout. Saying "unavailable" would
+  // send the operator looking for an outage.
+  if (error instanceof StatementTimeout) return `${where}: a statement ran longer than the database's statement_timeout and was stopped (the server is up): ${text}`
   return null
 }
 

@@ -116,4 +116,4 @@ export { CONFORMANCE_GROUPS } from './groups/index.js'
 export { conformanceFixture, loadableCopy, type ConformanceFixture, type EdgeIds } from './fixture.js'
 export { DAY_TIME_ZONES } from './time-zones.js'
 // The errors the write ports throw, for an adapter's own imports next to the suite's.
-export { StorageUnavailable, WriteConflict } from '../ports/errors.js'
+export { StatementTimeout, StorageUnavailable, WriteConflict } from '../ports/errors.js'

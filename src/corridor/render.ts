@@ -1,15 +1,17 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
-import { StorageUnavailable, WriteConflict } from '../ports/errors.js'
+import { StatementTimeout, StorageUnavailable, WriteConflict } from '../ports/errors.js'
 import { RESPONSE_HEADERS } from './response-headers.js'
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included
  * (malformed JSON, body too large, unsupported media type). A 5xx never shows internals:
  * the client gets a generic message and the request id; the log gets the error. A database
- * that cannot answer (`StorageUnavailable`) is a 503 with `Retry-After`, not a 500, and a
+ * that cannot answer (`StorageUnavailable`) is a 503 with `Retry-After`, not a 500; a statement
+ * the database stopped for running past its own bound (`StatementTimeout`) is a 504
+ * `query_timeout` without `Retry-After`, neither an outage (503) nor a bug (500); and a
  * `WriteConflict` no route turned into its own 409 (an adapter's unique index the plugin did
- * not foresee) is a 409 `conflict`, not a 500. Both are recognised from any copy of the package
+ * not foresee) is a 409 `conflict`, not a 500. All are recognised from any copy of the package
  * (src/ports/errors.ts).
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -23,6 +25,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
       .code(503)
       .header('retry-after', String(error.retryAfterSeconds))
       .send(errorEnvelope('service_unavailable', `The service is temporarily unavailable; retry after ${error.retryAfterSeconds} s (request ${request.id})`, 503))
+    return
+  }
+  if (error instanceof StatementTimeout) {
+    // No Retry-After: the same request would cost the same again; the server is up.
+    request.log.warn({ err: error, reqId: request.id }, 'workforce-api: statement timeout')
+    reply.code(504).send(errorEnvelope('query_timeout', queryTimeoutMessage(request.id), 504))
     return
   }
   if (error instanceof WriteConflict) {
@@ -39,6 +47,14 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (status === 401) reply.header('www-authenticate', 'Bearer')
   const code = API_ERROR_CODES.has(error.code) ? error.code : (STATUS_CODES[status] ?? 'bad_request')
   reply.code(status).send(errorEnvelope(code, error.message, status))
+}
+
+/** The client's message for a `StatementTimeout`: what happened, that it is not an outage, and what helps. */
+export function queryTimeoutMessage(requestId: string): string {
+  return (
+    `This request took longer than the database allows for one statement and was stopped (request ${requestId}); ` +
+    'it is not an outage: a narrower filter answers sooner'
+  )
 }
 
 export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {

@@ -1,4 +1,5 @@
 import type { RouteSpec } from '../api/route-spec.js'
+import { queryTimeoutMessage } from '../corridor/render.js'
 import { errorEnvelope, UNAUTHORIZED_MESSAGE } from '../errors.js'
 
 /**
@@ -143,6 +144,14 @@ export const ERROR_RESPONSES: Record<number, ErrorResponse> = {
     example: 'The service is temporarily unavailable; retry after 1 s (request req-1)',
     headers: ['Retry-After'],
   },
+  504: {
+    name: 'QueryTimeout',
+    description:
+      'The request needed a database statement that ran longer than the database allows for one statement, and the database stopped it. This is not an outage: other requests are answered as usual, and retrying the same request costs the same again, so there is no `Retry-After`. A narrower filter (or a later `updated_since`) answers sooner.',
+    code: 'query_timeout',
+    example: queryTimeoutMessage('req-1'),
+    headers: [],
+  },
 }
 
 /** The 422 example shows `details`, whose shape every validation error shares. */
@@ -154,8 +163,10 @@ export function errorExample(status: number): unknown {
 
 /** The error statuses `route` can answer with, in ascending order. */
 export function errorStatusesOf(route: RouteSpec): number[] {
-  // 400 on every route: a URL that cannot be decoded is refused whatever the method.
-  const statuses = new Set([400, 401, 403, 422, 429, 500, 503])
+  // 400 on every route: a URL that cannot be decoded is refused whatever the method. 503 and
+  // 504 on every route: each reads the storage (the key, at least), and any statement may meet
+  // an outage (503) or the database's own bound on one statement (504).
+  const statuses = new Set([400, 401, 403, 422, 429, 500, 503, 504])
   // 414: the router's limit on a path parameter's length, before the id's own validation.
   if (route.schema.params !== undefined) for (const status of [404, 414]) statuses.add(status)
   if (route.method !== 'GET') for (const status of [409, 413, 415]) statuses.add(status)

@@ -1,6 +1,6 @@
 /**
  * The errors a port may throw on purpose, for the plugin to answer with a status of its own
- * (409, 503) instead of a 500. Adapters import them from `fastify-workforce-api` (or
+ * (409, 503, 504) instead of a 500. Adapters import them from `fastify-workforce-api` (or
  * `fastify-workforce-api/conformance`).
  *
  * `instanceof` recognises them by a brand (`Symbol.for`), not by object identity: the package's
@@ -15,6 +15,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = 1
 
 const WRITE_CONFLICT = Symbol.for('fastify-workforce-api/WriteConflict')
 const STORAGE_UNAVAILABLE = Symbol.for('fastify-workforce-api/StorageUnavailable')
+const STATEMENT_TIMEOUT = Symbol.for('fastify-workforce-api/StatementTimeout')
 
 /** Whether `value` carries `brand` (set on the branded class's prototype, so subclasses carry it too). */
 function branded(value: unknown, brand: symbol): boolean {
@@ -77,3 +78,30 @@ export class StorageUnavailable extends Error {
   }
 }
 Object.defineProperty(StorageUnavailable.prototype, STORAGE_UNAVAILABLE, { value: true })
+
+/**
+ * Thrown by an adapter when its database stopped one statement for running past the
+ * database's own bound (Postgres' `statement_timeout`, SQLSTATE 57014 "canceling statement due
+ * to statement timeout"): the server is up and answered, but this statement was too expensive.
+ * It is not an outage: the adapter keeps its connection and keeps serving every other request.
+ * The API answers 504 `query_timeout`, without `Retry-After` (the same request would cost the
+ * same again); the message and `cause` go to the log only, never to the client. A write it
+ * stops is rolled back like for any other error.
+ *
+ * Do not throw it for a database that did not answer in time at all (frozen, unreachable):
+ * that is `StorageUnavailable`.
+ *
+ * @example
+ * try { return await pool.query(sql) } catch (error) { if (isStatementTimeout(error)) throw new StatementTimeout('postgres: statement_timeout', { cause: error }); throw error }
+ */
+export class StatementTimeout extends Error {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'StatementTimeout'
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstance(this, StatementTimeout, STATEMENT_TIMEOUT, value)
+  }
+}
+Object.defineProperty(StatementTimeout.prototype, STATEMENT_TIMEOUT, { value: true })

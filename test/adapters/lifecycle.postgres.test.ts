@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
-import { DEFAULT_STATEMENT_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
 import { createMigrations } from '../../adapters/sql/migrations.js'
 import { generateDataset } from '../../src/seed/generate.js'
@@ -56,9 +56,10 @@ describePostgres('openPostgresAdapter lifecycle', () => {
     expect(rows[0].d).toBeInstanceOf(Date)
   })
 
-  it('sets a statement timeout on the connections it creates, 5 s unless told otherwise', async () => {
+  it('sets a statement timeout on the connections it creates, below the client-side query bound unless told otherwise', async () => {
     const byDefault = await open({ connectionString: database.current.url })
-    expect((await byDefault.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`)
+    expect(DEFAULT_STATEMENT_TIMEOUT_MS).toBeLessThan(DEFAULT_QUERY_TIMEOUT_MS)
+    expect((await byDefault.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS}ms`)
     const off = await open({ connectionString: database.current.url }, { statementTimeoutMs: 0 })
     expect((await off.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe('0')
 

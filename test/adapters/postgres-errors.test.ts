@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { acquireTimeoutCause, toStorageError, unavailableReason } from '../../adapters/postgres/postgres-errors.js'
+import { acquireTimeoutCause, isStatementTimeout, toStorageError, unavailableReason } from '../../adapters/postgres/postgres-errors.js'
 import { isUniqueViolation } from '../../adapters/sql/sql-write-storage.js'
-import { StorageUnavailable } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 
 /** An error shaped as pg raises one for a server's ErrorResponse. */
 const sqlstate = (code: string) => Object.assign(new Error(`server said ${code}`), { code, severity: 'ERROR' })
+/** A 57014 as pg raises it, with the server's (English) message. */
+const canceled = (why: 'statement timeout' | 'user request') =>
+  Object.assign(new Error(`canceling statement due to ${why}`), { code: '57014', severity: 'ERROR', routine: 'ProcessInterrupts' })
 /** An error shaped as Node's net module raises one. */
 const errno = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, errno: -1, syscall: 'connect' })
 
@@ -26,7 +29,7 @@ describe('which Postgres failures are "cannot answer now" (503) and which are no
   })
 
   it.each([
-    ['57014', 'query_canceled (statement_timeout)'],
+    ['57014', 'query_canceled (a cancel request)'],
     ['53300', 'too_many_connections'],
   ])('SQLSTATE %s (%s): busy, the server answered but will not run it now', (code) => {
     expect(unavailableReason(sqlstate(code))).toBe('busy')
@@ -118,7 +121,54 @@ describe('which Postgres failures are "cannot answer now" (503) and which are no
     expect(mapped.retryAfterSeconds).toBe(1)
     expect(mapped.message).toMatch(/^postgres is unreachable: /)
     expect((toStorageError(sqlstate('57014')) as StorageUnavailable).message).toMatch(/^postgres is busy: /)
+    expect((toStorageError(canceled('user request')) as StorageUnavailable).message).toMatch(/^postgres is busy: /)
     const already = new StorageUnavailable('already')
     expect(toStorageError(already)).toBe(already)
+  })
+})
+
+describe('a statement stopped at statement_timeout is a StatementTimeout (504), not an outage (503)', () => {
+  it('57014 with the timeout\'s message becomes a StatementTimeout with the original as cause', () => {
+    const original = canceled('statement timeout')
+    const mapped = toStorageError(original)
+    expect(mapped).toBeInstanceOf(StatementTimeout)
+    expect(mapped).not.toBeInstanceOf(StorageUnavailable)
+    expect((mapped as StatementTimeout).cause).toBe(original)
+    expect((mapped as StatementTimeout).message).toMatch(/^postgres stopped a statement at statement_timeout: canceling statement due to statement timeout$/)
+    expect(isStatementTimeout(original)).toBe(true)
+  })
+
+  it('is neither unreachable nor busy: nothing about it says the server cannot answer', () => {
+    expect(unavailableReason(canceled('statement timeout'))).toBeNull()
+    expect(unavailableReason(new StatementTimeout('stopped', { cause: canceled('statement timeout') }))).toBeNull()
+    expect(unavailableReason(new Error('wrapped', { cause: canceled('statement timeout') }))).toBeNull()
+  })
+
+  it('a cancel request (57014 "due to user request") stays busy, a StorageUnavailable as before', () => {
+    const request = canceled('user request')
+    expect(isStatementTimeout(request)).toBe(false)
+    expect(unavailableReason(request)).toBe('busy')
+    expect(toStorageError(request)).toBeInstanceOf(StorageUnavailable)
+  })
+
+  it('is found through cause, and a StatementTimeout is passed on as is', () => {
+    const wrapped = new Error('query failed', { cause: canceled('statement timeout') })
+    expect(isStatementTimeout(wrapped)).toBe(true)
+    expect(toStorageError(wrapped)).toBeInstanceOf(StatementTimeout)
+    const already = new StatementTimeout('already')
+    expect(toStorageError(already)).toBe(already)
+    expect(isStatementTimeout(already)).toBe(true)
+  })
+
+  it('needs both the code and the message: another code saying "statement timeout", or a bare 57014, is not one', () => {
+    expect(isStatementTimeout(Object.assign(new Error('canceling statement due to statement timeout'), { code: '55P03' }))).toBe(false)
+    expect(isStatementTimeout(sqlstate('57014'))).toBe(false)
+    expect(isStatementTimeout(new Error('canceling statement due to statement timeout'))).toBe(false)
+    for (const value of [null, undefined, 'statement timeout', 57014]) expect(isStatementTimeout(value)).toBe(false)
+  })
+
+  it('a StorageUnavailable caused by a statement timeout is passed on as is (the guard already decided)', () => {
+    const unavailable = new StorageUnavailable('postgres: no answer within 1000 ms', { cause: canceled('statement timeout') })
+    expect(toStorageError(unavailable)).toBe(unavailable)
   })
 })

@@ -7,7 +7,7 @@ import {
   openPostgresAdapter,
   type PostgresAdapter,
 } from '../../adapters/postgres/index.js'
-import { StorageUnavailable } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { freePort } from '../helpers/free-port.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
@@ -120,7 +120,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     expect(pool.totalCount).toBe(1)
   })
 
-  it('a statement cancelled by statement_timeout (57014) is a StorageUnavailable and keeps its healthy connection', async () => {
+  it('a statement cancelled by statement_timeout (57014) is a StatementTimeout, not a StorageUnavailable, and keeps its healthy connection', async () => {
     const adapter = await open({ connectionString: database.current.url }, { statementTimeoutMs: 100 })
     const conn = await adapter.db.connection().execute(async (db) => {
       const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid
@@ -131,8 +131,9 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
       const after = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid
       return { pid, failure, after }
     })
-    expect(conn.failure).toBeInstanceOf(StorageUnavailable)
-    expect(((conn.failure as StorageUnavailable).cause as { code?: string }).code).toBe('57014')
+    expect(conn.failure).toBeInstanceOf(StatementTimeout)
+    expect(conn.failure).not.toBeInstanceOf(StorageUnavailable)
+    expect(((conn.failure as StatementTimeout).cause as { code?: string }).code).toBe('57014')
     expect(conn.after).toBe(conn.pid)
   })
 

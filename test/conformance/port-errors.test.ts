@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import * as conformance from '../../src/conformance/index.js'
 import * as root from '../../src/index.js'
-import { StorageUnavailable, WriteConflict } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable, WriteConflict } from '../../src/ports/errors.js'
 import type { WriteTransaction } from '../../src/ports/write-storage.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { withResponseChecks } from '../helpers/response-checks.js'
@@ -38,6 +38,8 @@ describe('the errors a port may throw', () => {
     expect(root.StorageUnavailable).toBe(StorageUnavailable)
     expect(conformance.WriteConflict).toBe(WriteConflict)
     expect(conformance.StorageUnavailable).toBe(StorageUnavailable)
+    expect(root.StatementTimeout).toBe(StatementTimeout)
+    expect(conformance.StatementTimeout).toBe(StatementTimeout)
   })
 
   it("are recognised from another copy of the package's module, and only they are", async () => {
@@ -47,6 +49,12 @@ describe('the errors a port may throw', () => {
     expect(new copy.StorageUnavailable('from the other build') instanceof StorageUnavailable).toBe(true)
     expect(new copy.StorageUnavailable('x') instanceof WriteConflict).toBe(false)
     expect(new copy.WriteConflict('x') instanceof StorageUnavailable).toBe(false)
+    expect(new copy.StatementTimeout('from the other build') instanceof StatementTimeout).toBe(true)
+    expect(new StatementTimeout('from this build') instanceof copy.StatementTimeout).toBe(true)
+    // A statement timeout is not an outage, nor the other way round.
+    expect(new copy.StatementTimeout('x') instanceof StorageUnavailable).toBe(false)
+    expect(new copy.StorageUnavailable('x') instanceof StatementTimeout).toBe(false)
+    expect(Object.assign(new Error('x'), { name: 'StatementTimeout' }) instanceof StatementTimeout).toBe(false)
     expect(new LookAlike('x') instanceof WriteConflict).toBe(false)
     expect(Object.assign(new Error('x'), { name: 'WriteConflict' }) instanceof WriteConflict).toBe(false)
     for (const value of [null, undefined, 'WriteConflict', 42, {}]) expect(value instanceof WriteConflict).toBe(false)
@@ -133,6 +141,39 @@ describe("the plugin answers a third-party adapter's errors from another copy of
       status: 503,
       retryAfter: '3',
       code: 'service_unavailable',
+    })
+  })
+})
+
+describe("the plugin answers a third-party adapter's StatementTimeout from another copy of the package", () => {
+  let app: FastifyInstance | undefined
+  afterEach(async () => {
+    await app?.close()
+    app = undefined
+  })
+
+  it('is a 504 query_timeout without Retry-After, and keeps its name, message and cause', async () => {
+    const copy = await copyOfErrors()
+    const cause = new Error('canceling statement due to statement timeout')
+    const stopped = new copy.StatementTimeout('statement stopped', { cause })
+    expect({ name: stopped.name, message: stopped.message, cause: stopped.cause }).toEqual({ name: 'StatementTimeout', message: 'statement stopped', cause })
+    const adapter = createMemoryAdapter()
+    await adapter.loadDataset(generateDataset())
+    const users = new Proxy(adapter.storage.users, { get: (object, key) => (key === 'list' ? async () => Promise.reject(stopped) : Reflect.get(object, key, object)) })
+    app = withResponseChecks(Fastify({ logger: false }))
+    await app.register(root.workforceApi, {
+      prefix: '/api',
+      storage: new Proxy(adapter.storage, { get: (object, key) => (key === 'users' ? users : Reflect.get(object, key, object)) }),
+      keyStore: adapter.keyStore,
+      modules: adapter.modules,
+    })
+    await app.ready()
+    const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], name: 'errors' })
+    const response = await app.inject({ method: 'GET', url: '/api/v1/users', headers: { 'x-api-key': key } })
+    expect({ status: response.statusCode, retryAfter: response.headers['retry-after'], code: response.json().error?.code }).toEqual({
+      status: 504,
+      retryAfter: undefined,
+      code: 'query_timeout',
     })
   })
 })

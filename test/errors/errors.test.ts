@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { StorageUnavailable } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import type { Storage } from '../../src/ports/storage.js'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
 import { build, type TestApp } from '../helpers/build.js'
@@ -88,6 +88,40 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
       }
     }
     expect((await t.get('/v1/employees', key)).statusCode).toBe(200)
+  })
+
+  it('a statement the database stopped at its own bound is a 504 query_timeout without Retry-After, showing no internals', async () => {
+    const stopped = () => new StatementTimeout(INTERNALS, { cause: Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }) })
+    t = await build({ adapter, options: (opened) => ({ storage: failingStorage(opened.storage, stopped) }) })
+    const key = await t.keyFor(1, ['all'])
+    for (const path of ['/v1/users', '/v1/users/1', '/v1/company']) {
+      const res = await t.get(path, key)
+      expectEnvelope(res, 504, 'query_timeout')
+      expect(res.headers['retry-after'], path).toBeUndefined()
+      expect(res.json().error.message, path).toMatch(/^This request took longer than the database allows for one statement and was stopped \(request [^)]+\); it is not an outage/)
+      for (const leak of ['SQLITE', 'SELECT', 'wfa_', '57014', 'canceling', 'Error', ' at ']) {
+        expect(res.body, `${path} leaks ${leak}`).not.toContain(leak)
+      }
+    }
+    expect((await t.get('/v1/employees', key)).statusCode).toBe(200)
+  })
+
+  it('logs a statement timeout at warn with its cause, never the API key', async () => {
+    const lines: string[] = []
+    const stopped = () => new StatementTimeout('postgres stopped a statement at statement_timeout', { cause: new Error('canceling statement due to statement timeout') })
+    t = await build({
+      adapter,
+      options: (opened) => ({ storage: failingStorage(opened.storage, stopped) }),
+      fastify: { logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } },
+    })
+    const key = await t.keyFor(1, ['all'])
+    expect((await t.get('/v1/users', key)).statusCode).toBe(504)
+    const entries = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
+    const warned = entries.filter((entry) => entry.msg === 'workforce-api: statement timeout')
+    expect(warned.map((entry) => entry.level)).toEqual([40])
+    expect(JSON.stringify(warned[0]?.err)).toContain('canceling statement due to statement timeout')
+    expect(entries.filter((entry) => entry.level >= 50)).toEqual([])
+    expect(lines.join('').includes(key)).toBe(false)
   })
 
   it('a storage failure is a 500 envelope that shows no internals', async () => {
