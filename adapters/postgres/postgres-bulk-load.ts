@@ -85,7 +85,7 @@ export async function loadPostgresDatasetStream(
       throw error
     })
     for (const bump of tally.bumps().filter((counted) => owed.has(counted.table))) {
-      await client.query({ text: listVersionUpsert((index) => `$${index + 1}`), values: [bump.companyId, bump.resource, bump.appends, postgresRemovals(bump)] })
+      await client.query({ text: listVersionUpsert((index) => `$${index + 1}`), values: [bump.companyId, bump.resource, bump.appends, postgresRemovals(bump), bump.appends] })
     }
     await restartIdentities(client, tables)
     progress.stage?.('committing')

@@ -189,10 +189,13 @@ export class ListVersionTally {
 
 /** The statement that adds one bump to `wfa_list_versions`, with the trigger's own upsert; `$n` or `?` placeholders. */
 export function listVersionUpsert(placeholder: (index: number) => string, table = 'wfa_list_versions'): string {
-  const [company, resource, appends, removals] = [0, 1, 2, 3].map(placeholder)
-  return `INSERT INTO ${table} (company_id, resource, appends, updates, removals) VALUES (${company}, ${resource}, ${appends}, 0, ${removals})
+  // Bound: company, resource, appends, removals, and the appends again: every row loaded is one
+  // more row of its company (`row_count`, migration 0010), as the insert trigger counts it.
+  const [company, resource, appends, removals, rows] = [0, 1, 2, 3, 4].map(placeholder)
+  return `INSERT INTO ${table} (company_id, resource, appends, updates, removals, row_count) VALUES (${company}, ${resource}, ${appends}, 0, ${removals}, ${rows})
     ON CONFLICT (company_id, resource) DO UPDATE SET appends = wfa_list_versions.appends + excluded.appends,
-      updates = wfa_list_versions.updates + excluded.updates, removals = wfa_list_versions.removals + excluded.removals`
+      updates = wfa_list_versions.updates + excluded.updates, removals = wfa_list_versions.removals + excluded.removals,
+      row_count = wfa_list_versions.row_count + excluded.row_count`
 }
 
 // ---------------------------------------------------------------------------------------------

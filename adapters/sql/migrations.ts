@@ -17,6 +17,7 @@ export function createMigrations(types: SqlColumnTypes, schema?: string): Record
     '2026_11_23_0007_admin': admin(types),
     '2026_11_26_0008_endpoint_health': endpointHealth(types),
     '2026_11_26_0009_per_company_user_ids': perCompanyUserIds(types, schema),
+    '2026_11_26_0010_list_row_counts': listRowCounts(types, schema),
   }
 }
 
@@ -746,6 +747,161 @@ function perCompanyUserIds(t: SqlColumnTypes, schema: string | undefined): Migra
       for (const [name] of indexes) await db.schema.dropIndex(name).ifExists().execute()
       await db.schema.dropTable('wfa_id_counters').ifExists().execute()
       await db.schema.alterTable('wfa_memberships').dropColumn('person_id').execute()
+    },
+  }
+}
+
+/**
+ * Issue 22: any page of a list costs about what its first page costs, cold.
+ * - `wfa_list_versions.row_count`: each company's rows per list resource, kept by the same
+ *   triggers as the counters of 0006 in each change's own transaction, so the total of an
+ *   unfiltered list is one primary-key lookup instead of a COUNT over every row of the company.
+ * - Indexes that let a page's first row be found on an index alone (no table rows, no joins):
+ *   the company-and-id index of each list table also holds its time-range columns, so a walk in
+ *   id order can test a range on the index; and each time-range index also holds the id, so the
+ *   rows of a narrow range are sorted by id without reading the table. Same names as before.
+ * `down` restores 0006's triggers and the old indexes. Self-contained like every migration.
+ */
+function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration {
+  const q = (name: string) => (schema === undefined ? name : `"${schema.replaceAll('"', '""')}".${name}`)
+  // [resource, table, id column, the index on (company_id, id), its time-range columns with their index names]
+  const LISTED: ReadonlyArray<readonly [string, string, string, string | null, ReadonlyArray<readonly [string, string]>]> = [
+    ['users', 'wfa_memberships', 'user_id', 'wfa_memberships_company_user', [['updated_at', 'wfa_memberships_company_updated']]],
+    ['employees', 'wfa_employees', 'id', 'wfa_employees_company_id', [['updated_at', 'wfa_employees_company_updated']]],
+    ['roles', 'wfa_roles', 'id', null, []],
+    ['projects', 'wfa_projects', 'id', 'wfa_projects_company_id', [['updated_at', 'wfa_projects_company_updated']]],
+    ['shifts', 'wfa_shifts', 'id', 'wfa_shifts_company_id', [['starts_at', 'wfa_shifts_company_starts'], ['updated_at', 'wfa_shifts_company_updated']]],
+    ['absences', 'wfa_absences', 'id', 'wfa_absences_company_id', [['date', 'wfa_absences_company_date'], ['updated_at', 'wfa_absences_company_updated']]],
+    ['expenses', 'wfa_expenses', 'id', 'wfa_expenses_company_id', [['date', 'wfa_expenses_company_date'], ['updated_at', 'wfa_expenses_company_updated']]],
+    [
+      'todos',
+      'wfa_todos',
+      'id',
+      'wfa_todos_company_id',
+      [['due_day', 'wfa_todos_company_due_day'], ['due_at', 'wfa_todos_company_due_at'], ['updated_at', 'wfa_todos_company_updated']],
+    ],
+  ]
+  const upsert = (counters: string) =>
+    `ON CONFLICT (company_id, resource) DO UPDATE SET appends = wfa_list_versions.appends + excluded.appends,
+       updates = wfa_list_versions.updates + excluded.updates, removals = wfa_list_versions.removals + excluded.removals${counters}`
+  const countedRows = ', row_count = wfa_list_versions.row_count + excluded.row_count'
+
+  /** SQLite: row-level triggers; with `rows`, each also moves `row_count`. */
+  const sqliteTriggers = (resource: string, table: string, id: string, rows: boolean): string[] => {
+    const bump = (company: string, appends: string, updates: string, removals: string, delta: string) =>
+      rows
+        ? `INSERT INTO ${q('wfa_list_versions')} (company_id, resource, appends, updates, removals, row_count) VALUES (${company}, '${resource}', ${appends}, ${updates}, ${removals}, ${delta})
+           ${upsert(countedRows)}`
+        : `INSERT INTO ${q('wfa_list_versions')} (company_id, resource, appends, updates, removals) VALUES (${company}, '${resource}', ${appends}, ${updates}, ${removals})
+           ${upsert('')}`
+    const moved = 'OLD.company_id IS NOT NEW.company_id'
+    return [
+      `DROP TRIGGER IF EXISTS wfa_lv_${resource}_insert`,
+      `DROP TRIGGER IF EXISTS wfa_lv_${resource}_update`,
+      `DROP TRIGGER IF EXISTS wfa_lv_${resource}_delete`,
+      `CREATE TRIGGER wfa_lv_${resource}_insert AFTER INSERT ON ${table} BEGIN
+         ${bump('NEW.company_id', '1', '0', `(CASE WHEN EXISTS (SELECT 1 FROM ${q(table)} AS later WHERE later.company_id = NEW.company_id AND later.${id} > NEW.${id}) THEN 1 ELSE 0 END)`, '1')};
+       END`,
+      `CREATE TRIGGER wfa_lv_${resource}_update AFTER UPDATE ON ${table} BEGIN
+         ${bump('NEW.company_id', '0', '1', `(CASE WHEN ${moved} OR OLD.${id} IS NOT NEW.${id} THEN 1 ELSE 0 END)`, `(CASE WHEN ${moved} THEN 1 ELSE 0 END)`)};
+         ${bump('OLD.company_id', '0', '0', `(CASE WHEN ${moved} THEN 1 ELSE 0 END)`, `(CASE WHEN ${moved} THEN -1 ELSE 0 END)`)};
+       END`,
+      `CREATE TRIGGER wfa_lv_${resource}_delete AFTER DELETE ON ${table} BEGIN
+         ${bump('OLD.company_id', '0', '0', '1', '-1')};
+       END`,
+    ]
+  }
+
+  /** Postgres: the statement-level functions of 0006, replaced; with `rows`, each also moves `row_count`. */
+  const postgresFunctions = (resource: string, table: string, id: string, rows: boolean): string[] => {
+    const fn = q(`wfa_lv_${resource}`)
+    const columns = `company_id, resource, appends, updates, removals${rows ? ', row_count' : ''}`
+    const counters = rows ? countedRows : ''
+    return [
+      `CREATE OR REPLACE FUNCTION ${fn}_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         INSERT INTO ${q('wfa_list_versions')} (${columns})
+         SELECT n.company_id, '${resource}', count(*),  0,
+                CASE WHEN EXISTS (SELECT 1 FROM ${q(table)} AS t WHERE t.company_id = n.company_id AND t.${id} > min(n.${id})
+                                  AND NOT EXISTS (SELECT 1 FROM new_rows AS m WHERE m.company_id = t.company_id AND m.${id} = t.${id}))
+                     THEN 1 ELSE 0 END${rows ? ', count(*)' : ''}
+         FROM new_rows AS n GROUP BY n.company_id
+         ${upsert(counters)};
+         RETURN NULL;
+       END $$`,
+      `CREATE OR REPLACE FUNCTION ${fn}_update() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         INSERT INTO ${q('wfa_list_versions')} (${columns})
+         SELECT c.company_id, '${resource}', 0, 1,
+                CASE WHEN EXISTS (SELECT company_id, ${id} FROM new_rows WHERE company_id = c.company_id
+                                  EXCEPT SELECT company_id, ${id} FROM old_rows WHERE company_id = c.company_id)
+                       OR EXISTS (SELECT company_id, ${id} FROM old_rows WHERE company_id = c.company_id
+                                  EXCEPT SELECT company_id, ${id} FROM new_rows WHERE company_id = c.company_id)
+                     THEN 1 ELSE 0 END${
+                       rows
+                         ? `,
+                (SELECT count(*) FROM new_rows WHERE company_id = c.company_id) - (SELECT count(*) FROM old_rows WHERE company_id = c.company_id)`
+                         : ''
+                     }
+         FROM (SELECT company_id FROM new_rows UNION SELECT company_id FROM old_rows) AS c
+         ${upsert(counters)};
+         RETURN NULL;
+       END $$`,
+      rows
+        ? `CREATE OR REPLACE FUNCTION ${fn}_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         INSERT INTO ${q('wfa_list_versions')} (${columns})
+         SELECT o.company_id, '${resource}', 0, 0, 1, -count(*) FROM old_rows AS o GROUP BY o.company_id
+         ON CONFLICT (company_id, resource) DO UPDATE SET removals = wfa_list_versions.removals + 1,
+           row_count = wfa_list_versions.row_count + excluded.row_count;
+         RETURN NULL;
+       END $$`
+        : `CREATE OR REPLACE FUNCTION ${fn}_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         INSERT INTO ${q('wfa_list_versions')} (${columns})
+         SELECT DISTINCT o.company_id, '${resource}', 0, 0, 1 FROM old_rows AS o
+         ON CONFLICT (company_id, resource) DO UPDATE SET removals = wfa_list_versions.removals + 1;
+         RETURN NULL;
+       END $$`,
+    ]
+  }
+  const triggers = (rows: boolean) =>
+    LISTED.flatMap(([resource, table, id]) => (t.dialect === 'sqlite' ? sqliteTriggers(resource, table, id, rows) : postgresFunctions(resource, table, id, rows)))
+
+  /** Every index this migration replaces, as [name, table, columns] before and after. */
+  const replaced = LISTED.flatMap(([, table, id, walk, ranges]) => {
+    const columns = ranges.map(([column]) => column)
+    const walkIndex: Array<readonly [string, string, string[], string[]]> =
+      walk === null || columns.length === 0 ? [] : [[walk, table, ['company_id', id], ['company_id', id, ...columns]]]
+    return [...walkIndex, ...ranges.map(([column, name]) => [name, table, ['company_id', column], ['company_id', column, id]] as const)]
+  })
+  const rebuild = async (db: Kysely<any>, pick: 2 | 3) => {
+    for (const index of replaced) {
+      await db.schema.dropIndex(index[0]).ifExists().execute()
+      await db.schema.createIndex(index[0]).on(index[1]).columns([...index[pick]]).execute()
+    }
+  }
+
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('wfa_list_versions').addColumn('row_count', t.bigint, (c) => c.notNull().defaultTo(0)).execute()
+      for (const [resource, table] of LISTED) {
+        // `WHERE true`: SQLite reads ON CONFLICT after a bare SELECT … GROUP BY as part of the SELECT.
+        await sql
+          .raw(
+            `INSERT INTO ${q('wfa_list_versions')} (company_id, resource, appends, updates, removals, row_count)
+             SELECT company_id, '${resource}', 0, 0, 0, count(*) FROM ${q(table)} WHERE true GROUP BY company_id
+             ON CONFLICT (company_id, resource) DO UPDATE SET row_count = excluded.row_count`,
+          )
+          .execute(db)
+      }
+      for (const statement of triggers(true)) await sql.raw(statement).execute(db)
+      await rebuild(db, 3)
+    },
+    async down(db: Kysely<any>) {
+      await rebuild(db, 2)
+      for (const statement of triggers(false)) await sql.raw(statement).execute(db)
+      await db.schema.alterTable('wfa_list_versions').dropColumn('row_count').execute()
     },
   }
 }

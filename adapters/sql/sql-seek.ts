@@ -7,9 +7,13 @@ import { boundFilters, listShape } from './list-shape.js'
 
 interface SeekStatements {
   count: PreparedQuery
+  /** The page that starts right after `after`. */
   forward: PreparedQuery
   /** The same rows in plain id order, for a filter that otherwise sorts what its index finds. */
   forwardById: PreparedQuery
+  /** The page that starts `skip` rows after `after`: its first row found on an index alone. */
+  located: PreparedQuery
+  /** The page that ends `skip` rows before the end, its last row found the same way. */
   fromEnd: PreparedQuery
 }
 
@@ -60,7 +64,14 @@ export class SqlSeekableReader<R, F extends object> implements SeekableReader<R,
   async page(companyId: number, filter: F, window: SeekWindow): Promise<{ rows: R[]; version: ListVersion | null }> {
     const { statements, values } = this.#prepare(companyId, filter)
     Object.assign(values, { after: window.after, skip: window.skip, limit: window.limit })
-    const statement = window.fromEnd === true ? statements.fromEnd : window.walkIds === true ? statements.forwardById : statements.forward
+    const statement =
+      window.fromEnd === true
+        ? statements.fromEnd
+        : window.skip > 0
+          ? statements.located
+          : window.walkIds === true
+            ? statements.forwardById
+            : statements.forward
     const rows = await this.runner.all(statement, bind(statement, values), { companyId, shape: statements.forward })
     if (window.fromEnd === true) rows.reverse()
     return { rows: rows.map((row) => this.query.decode(row, this.codec)), version: this.#readVersion(rows[0], 'v_') }
@@ -87,18 +98,47 @@ export class SqlSeekableReader<R, F extends object> implements SeekableReader<R,
             .as(`v_${counter}`),
         )
       const rows = this.query.select(filtered).select(versions)
-      const after = (ordered: typeof order) =>
-        prepare(rows.where(this.query.id, '>', param('after')).orderBy(ordered).limit(param('limit')).offset(param('skip')))
+      const id = sql.ref(this.query.id)
+      const after = (ordered: typeof order) => prepare(rows.where(this.query.id, '>', param('after')).orderBy(ordered).limit(param('limit')))
       const forward = after(order)
+      // Skipping rows costs what walking an index costs: the boundary row is found in the same
+      // statement (one snapshot), on the narrowest rows that carry the filters (`counted`: no
+      // joins where the resource allows) and by id alone, so the planner can answer it from an
+      // index without reading a table row (migration 0010 puts the range columns beside the id).
+      // Only then are the page's rows read, joins included: `limit` of them, not `skip + limit`.
+      const boundary = (direction: 'asc' | 'desc') =>
+        counted
+          .select(id.as('boundary'))
+          .$if(direction === 'asc', (q) => q.where(this.query.id, '>', param('after')))
+          .orderBy(direction === 'asc' ? id : sql`${id} desc`)
+          .limit(sql.lit(1))
+          .offset(param('skip'))
+      // A time range's first match, found by reading the range's own index (the `+ 0` keeps the
+      // planner from walking id order to it): a narrow range costs its few matches, a wide one one
+      // index-only pass, and no plan sorts the whole range to return its first rows.
+      const firstMatch = counted.select(sql`min(${id} + 0)`.as('boundary')).where(this.query.id, '>', param('after'))
       statements = {
-        count: prepare(counted.select((eb) => [eb.fn.countAll().as('total'), ...versions(eb)])),
-        forward,
-        forwardById: ranged ? after(sql.ref(this.query.id)) : forward,
-        fromEnd: prepare(rows.orderBy(sql`${order} desc`).limit(param('limit')).offset(param('skip'))),
+        count: prepare(present.length === 0 ? this.#rowCount() : counted.select((eb) => [eb.fn.countAll().as('total'), ...versions(eb)])),
+        forward: ranged ? prepare(rows.where(this.query.id, '>=', firstMatch).orderBy(id).limit(param('limit'))) : forward,
+        forwardById: ranged ? after(id) : forward,
+        located: prepare(rows.where(this.query.id, '>=', boundary('asc')).orderBy(id).limit(param('limit'))),
+        fromEnd: prepare(rows.where(this.query.id, '<=', boundary('desc')).orderBy(sql`${id} desc`).limit(param('limit'))),
       }
       this.#byShape.set(shape, statements)
     }
     return statements
+  }
+
+  /**
+   * An unfiltered list's total: the company's `row_count` (migration 0010), which the same
+   * triggers keep as the counters, read with them. No row yet: no rows, version zero.
+   */
+  #rowCount() {
+    return this.db
+      .selectFrom('wfa_list_versions')
+      .select(['row_count as total', ...COUNTERS.map((counter) => `${counter} as v_${counter}` as const)])
+      .where('company_id', '=', param('company_id'))
+      .where('resource', '=', sql.lit(this.resource))
   }
 
   #readVersion(row: Record<string, unknown> | undefined, prefix: string): ListVersion | null {

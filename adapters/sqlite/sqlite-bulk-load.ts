@@ -251,7 +251,7 @@ function applyListVersions(database: SqliteBulkDatabase, bumps: readonly ListVer
   if (bumps.length === 0) return
   const order = (bump: ListVersionBump) => DATASET_TABLES.findIndex((name) => fixtureTable(name).table === bump.table)
   const upsert = database.prepare(listVersionUpsert(() => '?'))
-  for (const bump of [...bumps].sort((a, b) => order(a) - order(b))) upsert.run(bump.companyId, bump.resource, bump.appends, bump.removals)
+  for (const bump of [...bumps].sort((a, b) => order(a) - order(b))) upsert.run(bump.companyId, bump.resource, bump.appends, bump.removals, bump.appends)
 }
 
 /** Drops `table`'s list-version insert trigger, if it has one; returns its SQL to create it again. */

@@ -65,6 +65,11 @@ export class ListPages {
     const key = `${companyId}\u0000${resource}\u0000${text}`
     const filtered = text !== '{}'
     const memory = this.#memory.get(key) ?? { walkRank: -1, marks: [] }
+    if (memory.total === undefined && window.offset > 0) {
+      // A jump into a list this process knows nothing of: its total first, so the page can be
+      // found from whichever end is nearer (at most half the rows to skip, not all of them).
+      await this.#total(seek, companyId, filter, memory, undefined)
+    }
 
     let page = await this.#page(seek, companyId, filter, window, memory, filtered)
     let total: number
@@ -84,8 +89,9 @@ export class ListPages {
     return { rows: page.rows, total }
   }
 
-  async #total<T, F>(seek: SeekableReader<T, F>, companyId: number, filter: F, memory: ListMemory, version: ListVersion): Promise<number> {
-    if (memory.total !== undefined && memory.total.version === countKey(version)) return memory.total.value
+  /** The total at `version` (remembered, or counted now); with no version, counted now. */
+  async #total<T, F>(seek: SeekableReader<T, F>, companyId: number, filter: F, memory: ListMemory, version: ListVersion | undefined): Promise<number> {
+    if (version !== undefined && memory.total !== undefined && memory.total.version === countKey(version)) return memory.total.value
     const counted = await seek.count(companyId, filter)
     if (memory.total === undefined || rank(counted.version) > memory.total.rank) {
       memory.total = { version: countKey(counted.version), rank: rank(counted.version), value: counted.total }
