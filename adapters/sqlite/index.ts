@@ -81,6 +81,12 @@ export interface SqliteAdapter extends ReferenceAdapterPorts {
   database: SqliteDatabase
   /** The read workers, when expensive reads run off the event loop (`readWorkers` > 0). */
   readPool: SqliteReadPool | undefined
+  /**
+   * Starts the read workers and lets each answer one read: call it before the server takes
+   * traffic (`serve` does), so no request waits for a worker thread to start. Resolves with how
+   * many workers answered (0 without workers); never rejects.
+   */
+  warmUp(): Promise<number>
 }
 
 /**
@@ -124,6 +130,7 @@ export async function openSqliteAdapter(options: SqliteAdapterOptions): Promise<
     transaction: transact,
     database,
     readPool: pool,
+    warmUp: async () => (pool === undefined ? 0 : pool.warmUp()),
     loadDataset: (dataset) => gate.exclusive(() => loadDataset(db, sqliteCodec, dataset)),
     async close() {
       await due.close()

@@ -129,6 +129,18 @@ export class SqliteReadPool {
     })
   }
 
+  /**
+   * Starts every worker and has each answer one read, so the first expensive request does not
+   * wait for a thread to boot and open the file. Resolves with how many answered; never rejects.
+   */
+  async warmUp(): Promise<number> {
+    // One read per worker, each for a company of its own (negative: no real company), so the
+    // per-company limit cannot hold any of them back and each starts a thread of its own.
+    const reads = Array.from({ length: this.#size }, (_, index) => this.all('select 1', [], -1 - index))
+    const settled = await Promise.allSettled(reads)
+    return settled.filter((outcome) => outcome.status === 'fulfilled').length
+  }
+
   /** Fails every queued read and terminates every worker; resolves when all threads have exited. */
   async close(): Promise<void> {
     this.#closed = true

@@ -365,6 +365,18 @@ describe('openSqliteAdapter and its read workers', () => {
     }
   })
 
+  it('warmUp() starts every read worker before any request, so none waits for a thread; an adapter without workers has none to start', async () => {
+    adapter = await openSqliteAdapter({ filename: newPath(), readWorkers: 3 })
+    const pool = adapter.readPool as SqliteReadPool
+    expect(pool.threads).toBe(0)
+    expect(await adapter.warmUp()).toBe(3)
+    expect(pool.threads).toBe(3)
+    expect(pool.running).toBe(0)
+    await adapter.close()
+    adapter = await openSqliteAdapter({ filename: ':memory:' })
+    expect(await adapter.warmUp()).toBe(0)
+  })
+
   it('close() ends the worker threads', async () => {
     adapter = await openSqliteAdapter({ filename: newPath(), slowReadMs: 0 })
     const pool = adapter.readPool as SqliteReadPool
