@@ -6,6 +6,7 @@ import { LOG_REDACT_PATHS } from '../logging.js'
 import type { WebhookOptions } from '../options.js'
 import { workforceApi } from '../plugin.js'
 import { portsOf } from '../ports/index.js'
+import type { SeekableReader, Storage } from '../ports/storage.js'
 import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
 import { DEFAULT_SERVER_LIMITS, hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
 import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from '../webhooks/retry.js'
@@ -120,6 +121,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
     // and the first burst of requests finds the pool's connections open instead of queueing
     // behind their handshakes (and 503ing past the acquire timeout).
     await warmUp(adapter, out)
+    await warmLists(adapter.storage)
     await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
   } catch (error) {
     await app.close()
@@ -160,6 +162,27 @@ async function warmUp(adapter: object, out: CliOutput): Promise<void> {
   const opened = await open.call(adapter)
   const wanted = pool?.options?.min ?? opened
   if (opened < wanted) noteTo(out, `opened ${opened} of ${wanted} database connections before listening; the rest open on demand`)
+}
+
+/** No company has this id: reads for it find nothing, at the cost of compiling and planning their statements. */
+const NO_COMPANY = 0
+
+/**
+ * Runs each list's unfiltered count and first page once for a company that does not exist, so
+ * the first real request of each list does not pay for building its statements and, on a pooled
+ * database, for the server parsing them (issue 22: the cold first page). Failures are ignored:
+ * the requests themselves will report a database that cannot answer.
+ */
+async function warmLists(storage: Storage): Promise<void> {
+  const readers = [storage.users, storage.employees, storage.roles, storage.projects, storage.shifts, storage.absences, storage.expenses, storage.todos]
+  await Promise.all(
+    readers.map(async (reader) => {
+      const seek = reader.seek as SeekableReader<unknown, object> | undefined
+      if (seek === undefined) return
+      await seek.count(NO_COMPANY, {}).catch(() => undefined)
+      await seek.page(NO_COMPANY, {}, { after: 0, skip: 0, limit: 1 }).catch(() => undefined)
+    }),
+  )
 }
 
 /**
