@@ -24,6 +24,7 @@
 import type { ChecklistStep, TodoRecord } from '../ports/records.js'
 import type { Dataset } from '../ports/dataset.js'
 import { generateDataset } from '../seed/generate.js'
+import { mulberry32 } from '../seed/prng.js'
 
 /** The largest page the port allows: every company's rows of a table must fit in one. */
 export const MAX_LIMIT = 100
@@ -316,17 +317,6 @@ function gapped(id: number): number {
   return 3 * id + (id % 3) + (id > 20 ? 1_000 : 0)
 }
 
-/** mulberry32: a small deterministic PRNG, so the shuffles are the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 /** A Fisher–Yates shuffle of a copy of `values`. */
 function shuffled<T>(values: readonly T[], random: () => number): T[] {
@@ -402,7 +392,7 @@ function adversarial(ds: Dataset): Dataset {
     todo.assignee_group_id = toNullable(roles, todo.assignee_group_id, 'role')
   }
 
-  const random = prng(0x5eed_0011)
+  const random = mulberry32(0x5eed_0011)
   const shuffleStamps = (rows: Stamped[], what: string): Map<number, { created: number; updated: number }> => {
     const moved = new Map<number, { created: number; updated: number }>()
     const stamps = shuffled(

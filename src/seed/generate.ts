@@ -44,6 +44,7 @@ import type {
   TodoListRow,
 } from '../ports/dataset.js'
 import { emptyDataset } from '../ports/dataset.js'
+import { mulberry32 } from './prng.js'
 
 export interface SeedOptions {
   /** Records of every list resource for company 1. An integer >= 40; default 40. */
@@ -78,16 +79,6 @@ const SHARED_LOCAL_INDEXES = [2, 3, 7] as const
 // ---------------------------------------------------------------------------------------------
 // PRNG
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** FNV-1a of a label: a stable seed per (company, table). */
 function seedOf(label: string): number {

@@ -5,6 +5,7 @@ import { openPostgresAdapter, postgresCodec, type PostgresAdapterOptions } from 
 import { loadPostgresDatasetStream } from '../../adapters/postgres/postgres-bulk-load.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { streamDataset } from '../../src/seed/generate.js'
+import { mulberry32 } from '../../src/seed/prng.js'
 import { build, type TestApp } from '../helpers/build.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 
@@ -73,17 +74,6 @@ const LISTS: readonly ListCase[] = [
   },
 ]
 
-/** mulberry32: the same pages on every run, so a failure can be asked again by hand. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** `count` pages over the whole range 1…`pages`: one at random in each of `count` equal strata, the last page included. */
 function spreadPages(pages: number, count: number, next: () => number): number[] {
@@ -170,7 +160,7 @@ describePostgres('deep pages, cold, on Postgres (issue 22)', () => {
     it(`answers cold random pages of ${list.name} with the right rows and the exact total`, async () => {
       const total = totals.get(list.name) as number
       const totalPages = Math.ceil(total / PER_PAGE)
-      const pages = spreadPages(totalPages, PAGES_PER_LIST, random(22_000 + index))
+      const pages = spreadPages(totalPages, PAGES_PER_LIST, mulberry32(22_000 + index))
       const separator = list.path.includes('?') ? '&' : '?'
       const seen: Array<{ page: number; status: number; ms: number }> = []
       const failures: string[] = []
@@ -203,7 +193,7 @@ describePostgres('deep pages, cold, on Postgres (issue 22)', () => {
     try {
       const large: number[] = []
       const small: Array<{ status: number; ms: number; body: string }> = []
-      const next = random(2_222)
+      const next = mulberry32(2_222)
       const began = performance.now()
       const deadline = began + PRESSURE_MS
       let asked = 0

@@ -1,0 +1,18 @@
+/**
+ * mulberry32: a small deterministic PRNG (32-bit state, uniform in [0, 1)), so seeded data,
+ * shuffles and random pages are the same on every run.
+ *
+ * @example
+ * const random = mulberry32(42)
+ * const page = 1 + Math.floor(random() * pages)
+ */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}
