@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { StorageUnavailable } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import type { ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-protocol.js'
 import { sqliteStorageError } from './sqlite-errors.js'
 
@@ -45,6 +45,9 @@ interface Job {
   resolve(read: PooledRead): void
   reject(error: unknown): void
   timer: NodeJS.Timeout
+  /** When it was asked for, and when a worker started running it (`performance.now()`). */
+  queuedAt: number
+  startedAt?: number
   /** The worker running it; unset while queued. */
   slot?: Slot
 }
@@ -62,8 +65,9 @@ interface Slot {
  *
  * - Fair: queued reads are served one company at a time in turn, and a company runs at most
  *   `perCompany` reads at once, so one tenant looping expensive reads holds one worker, not all.
- * - Bounded: every read answers within `timeoutMs` (queue wait included) or fails with
- *   `StorageUnavailable`; a worker still running it is terminated and replaced on next need.
+ * - Bounded: every read answers within `timeoutMs` (queue wait included) or fails: with
+ *   `StatementTimeout` when it was running that long (a worker still running it is terminated
+ *   and replaced on next need), with `StorageUnavailable` when it was still waiting for a worker.
  * - Self-healing: a worker that dies fails only the read it was running, with `StorageUnavailable`.
  * - Idle workers do not keep the process alive; `close()` terminates them all.
  *
@@ -110,8 +114,9 @@ export class SqliteReadPool {
   }
 
   /**
-   * Runs `sql` with `values` on a worker. Rejects with `StorageUnavailable` when the read times
-   * out, its worker dies, SQLite is busy or locked, or the pool is closed; with an `Error`
+   * Runs `sql` with `values` on a worker. Rejects with `StatementTimeout` when the read runs past
+   * `timeoutMs`; with `StorageUnavailable` when it waited that long for a worker, its worker dies,
+   * SQLite is busy or locked, or the pool is closed; with an `Error`
    * carrying SQLite's `code` for anything else (a bug, not a lack of capacity).
    */
   all(sql: string, values: unknown[], companyId: number): Promise<PooledRead> {
@@ -123,6 +128,7 @@ export class SqliteReadPool {
         resolve,
         reject,
         timer: setTimeout(() => this.#timeOut(job), this.#timeoutMs),
+        queuedAt: performance.now(),
       }
       this.#queue.push(job)
       this.#pump()
@@ -159,6 +165,7 @@ export class SqliteReadPool {
       if (slot === undefined) return
       const job = this.#queue.shift(eligible) as Job
       job.slot = slot
+      job.startedAt = performance.now()
       slot.job = job
       this.#runningByCompany.set(job.companyId, (this.#runningByCompany.get(job.companyId) ?? 0) + 1)
       // Only a worker with a read in flight keeps the process alive.
@@ -214,14 +221,20 @@ export class SqliteReadPool {
   }
 
   #timeOut(job: Job): void {
-    const error = new StorageUnavailable(`sqlite read did not answer within ${this.#timeoutMs} ms`)
+    const waiting = new StorageUnavailable(`sqlite read did not answer within ${this.#timeoutMs} ms`)
     if (job.slot === undefined) {
+      // Still waiting for a worker: the pool had no room in time, which says nothing of the read.
       this.#queue.remove(job)
-      this.#settle(job, () => job.reject(error))
+      this.#settle(job, () => job.reject(waiting))
       return
     }
-    // better-sqlite3 cannot interrupt a running statement: the thread goes, and with it the statement.
-    void this.#retire(job.slot, error)
+    // Running for most of its bound: the statement's own cost, not an outage (issue 22), a 504
+    // like Postgres' statement_timeout. One that spent most of it queued is a lack of room (503).
+    // better-sqlite3 cannot interrupt a running statement: the thread goes, and the statement with it.
+    const now = performance.now()
+    const ran = now - (job.startedAt ?? now)
+    const ownCost = ran >= now - job.queuedAt - ran
+    void this.#retire(job.slot, ownCost ? new StatementTimeout(`sqlite read ran past ${this.#timeoutMs} ms and was stopped`) : waiting)
     this.#pump()
   }
 

@@ -9,7 +9,7 @@ import { createSqliteRunner, type SqliteDatabase } from '../../adapters/sqlite/s
 import { SqliteReadPool } from '../../adapters/sqlite/sqlite-read-pool.js'
 import { SlowReadRouter } from '../../adapters/sqlite/sqlite-slow-reads.js'
 import { TransactionGate } from '../../adapters/transaction-gate.js'
-import { StorageUnavailable } from '../../src/ports/errors.js'
+import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { build, seedDataset, type TestApp } from '../helpers/build.js'
 import { readRequests } from '../reads/read-requests.js'
@@ -196,7 +196,7 @@ describe('SqliteReadPool failures', () => {
     return filename
   }
 
-  it('a read that outlives its timeout fails with StorageUnavailable, its worker is ended, and the next read gets a new one', async () => {
+  it('a read that runs past its timeout fails with StatementTimeout (its own cost, not an outage), its worker is ended, and the next read gets a new one', async () => {
     // The worker waits in SQLite's busy handler for a lock held here: slow without using CPU,
     // and it ends as soon as the lock is released.
     const filename = await tableFile('delete')
@@ -207,8 +207,9 @@ describe('SqliteReadPool failures', () => {
     try {
       writer.exec('begin exclusive; insert into t values (2)')
       const error = await pool.all('select x from t', [], 1).catch((caught: unknown) => caught)
-      expect(error).toBeInstanceOf(StorageUnavailable)
-      expect((error as Error).message).toBe('sqlite read did not answer within 1000 ms')
+      expect(error).toBeInstanceOf(StatementTimeout)
+      expect(error).not.toBeInstanceOf(StorageUnavailable)
+      expect((error as Error).message).toBe('sqlite read ran past 1000 ms and was stopped')
       expect(pool.threads).toBe(0)
       writer.exec('commit')
     } finally {
@@ -219,12 +220,13 @@ describe('SqliteReadPool failures', () => {
     expect(workers).toHaveLength(2)
   })
 
-  it('a read queued behind a busy worker also times out with StorageUnavailable', async () => {
+  it('a read still queued behind a busy worker at its timeout fails with StorageUnavailable (no room), the running one with StatementTimeout', async () => {
     pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, timeoutMs: 50 })
     const running = pool.all(SLOW_SQL, [], 1).catch((error: unknown) => error)
     const queued = pool.all('select x from t', [], 2).catch((error: unknown) => error)
     expect(await queued).toBeInstanceOf(StorageUnavailable)
-    expect(await running).toBeInstanceOf(StorageUnavailable)
+    expect((await queued as Error).message).toBe('sqlite read did not answer within 50 ms')
+    expect(await running).toBeInstanceOf(StatementTimeout)
   })
 
   it('a worker that dies mid-read fails that read with StorageUnavailable and is replaced', async () => {
