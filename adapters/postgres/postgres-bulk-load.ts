@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import type { DatasetChunk } from '../../src/seed/generate.js'
 import {
   LIST_VERSIONED,
+  listBlocksRecount,
   listVersionTrigger,
   listVersionUpsert,
   ListVersionTally,
@@ -100,6 +101,7 @@ export async function loadPostgresDatasetStream(
     })
     for (const bump of tally.bumps().filter((counted) => owed.has(counted.table))) {
       await client.query({ text: listVersionUpsert((index) => `$${index + 1}`), values: [bump.companyId, bump.resource, bump.appends, postgresRemovals(bump), bump.appends] })
+      await client.query({ text: listBlocksRecount(bump, (index) => `$${index + 1}`), values: [bump.companyId] })
     }
     await restartIdentities(client, tables)
     progress.stage?.('committing')

@@ -1,5 +1,6 @@
 import type { DatasetChunk } from '../../src/seed/generate.js'
 import type { SqlCodec } from './codec.js'
+import { LIST_BLOCK_IDS } from './list-shape.js'
 import { fixtureTable, type FixtureTable } from './sql-fixtures.js'
 
 // What the SQLite and Postgres bulk loaders (`workforce-api seed`) share: streamed rows walked
@@ -196,6 +197,23 @@ export function listVersionUpsert(placeholder: (index: number) => string, table 
     ON CONFLICT (company_id, resource) DO UPDATE SET appends = wfa_list_versions.appends + excluded.appends,
       updates = wfa_list_versions.updates + excluded.updates, removals = wfa_list_versions.removals + excluded.removals,
       row_count = wfa_list_versions.row_count + excluded.row_count`
+}
+
+/**
+ * The statement that recounts one company's `wfa_list_blocks` rows of `bump`'s table from the
+ * table itself (migration 0010), as the set-aside insert trigger would have kept them: one row
+ * per block of 1,024 ids with its count, a block the company already had updated in place (a
+ * load only adds rows, so no block it had can be left over). Recounting, not adding, stays exact
+ * whatever the company held before. Bound: the company id.
+ */
+export function listBlocksRecount(bump: ListVersionBump, placeholder: (index: number) => string): string {
+  const { orderedBy } = LIST_VERSIONED[bump.table] as { orderedBy: string }
+  const resource = `'${bump.resource.replace(/'/g, "''")}'`
+  const block = `${quoteIdentifier(orderedBy)} / ${LIST_BLOCK_IDS}`
+  // `WHERE … GROUP BY` before ON CONFLICT: SQLite would read a bare SELECT's ON as a join's.
+  return `INSERT INTO wfa_list_blocks (company_id, resource, block, row_count)
+    SELECT company_id, ${resource}, ${block}, count(*) FROM ${quoteIdentifier(bump.table)} WHERE company_id = ${placeholder(0)} GROUP BY company_id, ${block}
+    ON CONFLICT (company_id, resource, block) DO UPDATE SET row_count = excluded.row_count`
 }
 
 // ---------------------------------------------------------------------------------------------

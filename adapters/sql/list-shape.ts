@@ -4,6 +4,12 @@ import type { QueryDb } from './prepared.js'
 import type { ResourceQuery } from './resource-queries.js'
 
 /**
+ * Ids per block of `wfa_list_blocks`: a company's rows of a list are counted per `id / 1024`
+ * (migration 0010 keeps the same number in its triggers, which never import this).
+ */
+export const LIST_BLOCK_IDS = 1024
+
+/**
  * The rows a combination of present filters selects (`filtered`), the same rows for counting
  * (`counted`, without joins where the resource allows), and the order of a page.
  */

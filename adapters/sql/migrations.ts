@@ -756,12 +756,19 @@ function perCompanyUserIds(t: SqlColumnTypes, schema: string | undefined): Migra
  * - `wfa_list_versions.row_count`: each company's rows per list resource, kept by the same
  *   triggers as the counters of 0006 in each change's own transaction, so the total of an
  *   unfiltered list is one primary-key lookup instead of a COUNT over every row of the company.
+ * - `wfa_list_blocks`: the same count per block of 1,024 consecutive ids (`id / 1024`), kept by
+ *   the same triggers: the row at any position of an unfiltered list is found by summing a
+ *   company's blocks (one row per 1,024 ids) and skipping inside one block, not by walking
+ *   every row before it.
  * - Indexes that let a page's first row be found on an index alone (no table rows, no joins):
  *   the company-and-id index of each list table also holds its time-range columns, so a walk in
  *   id order can test a range on the index; and each time-range index also holds the id, so the
  *   rows of a narrow range are sorted by id without reading the table. Same names as before.
  * `down` restores 0006's triggers and the old indexes. Self-contained like every migration.
  */
+/** Ids per block of `wfa_list_blocks` (migration 0010); frozen with it. */
+const LIST_BLOCK_IDS = 1024
+
 function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration {
   const q = (name: string) => (schema === undefined ? name : `"${schema.replaceAll('"', '""')}".${name}`)
   // [resource, table, id column, the index on (company_id, id), its time-range columns with their index names]
@@ -795,19 +802,27 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
         : `INSERT INTO ${q('wfa_list_versions')} (company_id, resource, appends, updates, removals) VALUES (${company}, '${resource}', ${appends}, ${updates}, ${removals})
            ${upsert('')}`
     const moved = 'OLD.company_id IS NOT NEW.company_id'
+    const blocks = q('wfa_list_blocks')
+    const block = (row: 'NEW' | 'OLD', delta: string, when = '') =>
+      `INSERT INTO ${blocks} (company_id, resource, block, row_count) SELECT ${row}.company_id, '${resource}', ${row}.${id} / ${LIST_BLOCK_IDS}, ${delta} WHERE true${when}
+       ON CONFLICT (company_id, resource, block) DO UPDATE SET row_count = wfa_list_blocks.row_count + excluded.row_count;`
+    const rekeyed = ` AND (${moved} OR OLD.${id} IS NOT NEW.${id})`
     return [
       `DROP TRIGGER IF EXISTS wfa_lv_${resource}_insert`,
       `DROP TRIGGER IF EXISTS wfa_lv_${resource}_update`,
       `DROP TRIGGER IF EXISTS wfa_lv_${resource}_delete`,
       `CREATE TRIGGER wfa_lv_${resource}_insert AFTER INSERT ON ${table} BEGIN
          ${bump('NEW.company_id', '1', '0', `(CASE WHEN EXISTS (SELECT 1 FROM ${q(table)} AS later WHERE later.company_id = NEW.company_id AND later.${id} > NEW.${id}) THEN 1 ELSE 0 END)`, '1')};
+         ${rows ? block('NEW', '1') : ''}
        END`,
       `CREATE TRIGGER wfa_lv_${resource}_update AFTER UPDATE ON ${table} BEGIN
          ${bump('NEW.company_id', '0', '1', `(CASE WHEN ${moved} OR OLD.${id} IS NOT NEW.${id} THEN 1 ELSE 0 END)`, `(CASE WHEN ${moved} THEN 1 ELSE 0 END)`)};
          ${bump('OLD.company_id', '0', '0', `(CASE WHEN ${moved} THEN 1 ELSE 0 END)`, `(CASE WHEN ${moved} THEN -1 ELSE 0 END)`)};
+         ${rows ? `${block('OLD', '-1', rekeyed)} ${block('NEW', '1', rekeyed)}` : ''}
        END`,
       `CREATE TRIGGER wfa_lv_${resource}_delete AFTER DELETE ON ${table} BEGIN
          ${bump('OLD.company_id', '0', '0', '1', '-1')};
+         ${rows ? block('OLD', '-1') : ''}
        END`,
     ]
   }
@@ -817,6 +832,16 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
     const fn = q(`wfa_lv_${resource}`)
     const columns = `company_id, resource, appends, updates, removals${rows ? ', row_count' : ''}`
     const counters = rows ? countedRows : ''
+    // Each block's change: +1 per new row, -1 per old one, netted (an update in place nets 0).
+    const blocks = (deltas: string) =>
+      rows
+        ? `INSERT INTO ${q('wfa_list_blocks')} (company_id, resource, block, row_count)
+         SELECT d.company_id, '${resource}', d.block, sum(d.delta) FROM (${deltas}) AS d
+         GROUP BY d.company_id, d.block HAVING sum(d.delta) <> 0
+         ON CONFLICT (company_id, resource, block) DO UPDATE SET row_count = wfa_list_blocks.row_count + excluded.row_count;`
+        : ''
+    const added = `SELECT company_id, ${id} / ${LIST_BLOCK_IDS} AS block, 1 AS delta FROM new_rows`
+    const removed = `SELECT company_id, ${id} / ${LIST_BLOCK_IDS} AS block, -1 AS delta FROM old_rows`
     return [
       `CREATE OR REPLACE FUNCTION ${fn}_insert() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN
@@ -827,6 +852,7 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
                      THEN 1 ELSE 0 END${rows ? ', count(*)' : ''}
          FROM new_rows AS n GROUP BY n.company_id
          ${upsert(counters)};
+         ${blocks(added)}
          RETURN NULL;
        END $$`,
       `CREATE OR REPLACE FUNCTION ${fn}_update() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -845,6 +871,7 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
                      }
          FROM (SELECT company_id FROM new_rows UNION SELECT company_id FROM old_rows) AS c
          ${upsert(counters)};
+         ${blocks(`${added} UNION ALL ${removed}`)}
          RETURN NULL;
        END $$`,
       rows
@@ -854,6 +881,7 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
          SELECT o.company_id, '${resource}', 0, 0, 1, -count(*) FROM old_rows AS o GROUP BY o.company_id
          ON CONFLICT (company_id, resource) DO UPDATE SET removals = wfa_list_versions.removals + 1,
            row_count = wfa_list_versions.row_count + excluded.row_count;
+         ${blocks(removed)}
          RETURN NULL;
        END $$`
         : `CREATE OR REPLACE FUNCTION ${fn}_delete() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -885,13 +913,27 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
   return {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('wfa_list_versions').addColumn('row_count', t.bigint, (c) => c.notNull().defaultTo(0)).execute()
-      for (const [resource, table] of LISTED) {
+      await db.schema
+        .createTable('wfa_list_blocks')
+        .addColumn('company_id', t.bigint, (c) => c.notNull())
+        .addColumn('resource', 'text', (c) => c.notNull())
+        .addColumn('block', t.bigint, (c) => c.notNull())
+        .addColumn('row_count', t.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('wfa_list_blocks_pkey', ['company_id', 'resource', 'block'])
+        .execute()
+      for (const [resource, table, id] of LISTED) {
         // `WHERE true`: SQLite reads ON CONFLICT after a bare SELECT … GROUP BY as part of the SELECT.
         await sql
           .raw(
             `INSERT INTO ${q('wfa_list_versions')} (company_id, resource, appends, updates, removals, row_count)
              SELECT company_id, '${resource}', 0, 0, 0, count(*) FROM ${q(table)} WHERE true GROUP BY company_id
              ON CONFLICT (company_id, resource) DO UPDATE SET row_count = excluded.row_count`,
+          )
+          .execute(db)
+        await sql
+          .raw(
+            `INSERT INTO ${q('wfa_list_blocks')} (company_id, resource, block, row_count)
+             SELECT company_id, '${resource}', ${id} / ${LIST_BLOCK_IDS}, count(*) FROM ${q(table)} GROUP BY company_id, ${id} / ${LIST_BLOCK_IDS}`,
           )
           .execute(db)
       }
@@ -901,6 +943,7 @@ function listRowCounts(t: SqlColumnTypes, schema: string | undefined): Migration
     async down(db: Kysely<any>) {
       await rebuild(db, 2)
       for (const statement of triggers(false)) await sql.raw(statement).execute(db)
+      await db.schema.dropTable('wfa_list_blocks').ifExists().execute()
       await db.schema.alterTable('wfa_list_versions').dropColumn('row_count').execute()
     },
   }

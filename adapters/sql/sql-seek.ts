@@ -3,7 +3,7 @@ import type { ListVersion, SeekableReader, SeekWindow } from '../../src/ports/st
 import type { SqlCodec } from './codec.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb, type SqlRunner } from './prepared.js'
 import type { ResourceQuery } from './resource-queries.js'
-import { boundFilters, listShape } from './list-shape.js'
+import { boundFilters, LIST_BLOCK_IDS, listShape } from './list-shape.js'
 
 interface SeekStatements {
   count: PreparedQuery
@@ -117,16 +117,71 @@ export class SqlSeekableReader<R, F extends object> implements SeekableReader<R,
       // planner from walking id order to it): a narrow range costs its few matches, a wide one one
       // index-only pass, and no plan sorts the whole range to return its first rows.
       const firstMatch = counted.select(sql`min(${id} + 0)`.as('boundary')).where(this.query.id, '>', param('after'))
+      const unfiltered = present.length === 0
       statements = {
-        count: prepare(present.length === 0 ? this.#rowCount() : counted.select((eb) => [eb.fn.countAll().as('total'), ...versions(eb)])),
+        count: prepare(unfiltered ? this.#rowCount() : counted.select((eb) => [eb.fn.countAll().as('total'), ...versions(eb)])),
         forward: ranged ? prepare(rows.where(this.query.id, '>=', firstMatch).orderBy(id).limit(param('limit'))) : forward,
         forwardById: ranged ? after(id) : forward,
-        located: prepare(rows.where(this.query.id, '>=', boundary('asc')).orderBy(id).limit(param('limit'))),
-        fromEnd: prepare(rows.where(this.query.id, '<=', boundary('desc')).orderBy(sql`${id} desc`).limit(param('limit'))),
+        located: prepare(rows.where(this.query.id, '>=', unfiltered ? this.#rowAt(counted, 'located') : boundary('asc')).orderBy(id).limit(param('limit'))),
+        fromEnd: prepare(
+          rows.where(this.query.id, '<=', unfiltered ? this.#rowAt(counted, 'fromEnd') : boundary('desc')).orderBy(sql`${id} desc`).limit(param('limit')),
+        ),
       }
       this.#byShape.set(shape, statements)
     }
     return statements
+  }
+
+  /**
+   * The id of the row at one position of an unfiltered list, found through `wfa_list_blocks`
+   * (migration 0010: the company's rows counted per block of 1,024 ids): the blocks' running sum
+   * says which block holds the position and how many rows come before it, and only that block's
+   * ids are walked. Costs one block row per 1,024 ids plus at most 1,024 index entries, at any
+   * depth. The position is `skip` rows after `after` (`located`: rows up to `after` are counted
+   * the same way) or `skip` rows before the end (`fromEnd`, from `row_count`). Past the end: null.
+   */
+  #rowAt(rows: ReturnType<typeof listShape>['counted'], from: 'located' | 'fromEnd') {
+    const id = sql.ref(this.query.id)
+    const size = sql.lit(LIST_BLOCK_IDS)
+    const blocks = () =>
+      this.db
+        .selectFrom('wfa_list_blocks')
+        .where('company_id', '=', param('company_id'))
+        .where('resource', '=', sql.lit(this.resource))
+    // Typed: Postgres would take a parameter divided by an integer for an int4.
+    const after = sql`cast(${param('after')} as bigint)`
+    // Rows at or before `after`: the whole blocks before its block, then its block up to it.
+    const upToAfter = sql`(coalesce(${blocks()
+      .select(sql`cast(sum(row_count) as bigint)`.as('n'))
+      .where('block', '<', sql`${after} / ${size}`)}, 0) + ${rows
+      .select(sql`count(*)`.as('n'))
+      .where(this.query.id, '>=', sql`(${after} / ${size}) * ${size}`)
+      .where(this.query.id, '<=', after)})`
+    const total = this.db
+      .selectFrom('wfa_list_versions')
+      .select('row_count')
+      .where('company_id', '=', param('company_id'))
+      .where('resource', '=', sql.lit(this.resource))
+    // The 0-based position of the row wanted.
+    const position = from === 'located' ? sql`(${upToAfter} + ${param('skip')})` : sql`(${total} - 1 - ${param('skip')})`
+    const running = blocks()
+      .select(['block', 'row_count', sql`cast(sum(row_count) over (order by block) as bigint)`.as('through')])
+      .as('b')
+    const target = (column: 'start' | 'before') =>
+      this.db
+        .selectFrom(running)
+        .select(column === 'start' ? sql`b.block * ${size}`.as('v') : sql`b.through - b.row_count`.as('v'))
+        .where(sql`b.through`, '>', position)
+        .where(position, '>=', sql.lit(0))
+        .orderBy('b.block')
+        .limit(sql.lit(1))
+    return rows
+      .select(id.as('boundary'))
+      .where(this.query.id, '>=', target('start'))
+      .orderBy(id)
+      .limit(sql.lit(1))
+      // No block holds the position (past either end): no boundary, so no rows, and offset 0.
+      .offset(sql<number>`coalesce(${position} - ${target('before')}, 0)`)
   }
 
   /**

@@ -9,6 +9,7 @@ import { DATASET_TABLES, seedRowCount, streamDataset, type DatasetChunk, type Se
 import {
   insertSql,
   listVersionTrigger,
+  listBlocksRecount,
   listVersionUpsert,
   LIST_VERSIONED,
   ListVersionTally,
@@ -251,7 +252,10 @@ function applyListVersions(database: SqliteBulkDatabase, bumps: readonly ListVer
   if (bumps.length === 0) return
   const order = (bump: ListVersionBump) => DATASET_TABLES.findIndex((name) => fixtureTable(name).table === bump.table)
   const upsert = database.prepare(listVersionUpsert(() => '?'))
-  for (const bump of [...bumps].sort((a, b) => order(a) - order(b))) upsert.run(bump.companyId, bump.resource, bump.appends, bump.removals, bump.appends)
+  for (const bump of [...bumps].sort((a, b) => order(a) - order(b))) {
+    upsert.run(bump.companyId, bump.resource, bump.appends, bump.removals, bump.appends)
+    database.prepare(listBlocksRecount(bump, () => '?')).run(bump.companyId)
+  }
 }
 
 /** Drops `table`'s list-version insert trigger, if it has one; returns its SQL to create it again. */

@@ -14,7 +14,6 @@ export async function migrateToBefore(db: Kysely<any>, types: SqlColumnTypes, sc
   const names = Object.keys(migrations)
   const index = names.indexOf(PER_COMPANY_IDS)
   expect(index, `${PER_COMPANY_IDS} is listed`).toBeGreaterThan(0)
-  expect(index, `${PER_COMPANY_IDS} is the last migration`).toBe(names.length - 1)
   const before = names[index - 1] as string
   const migrator = new Migrator({
     db,
