@@ -209,6 +209,7 @@ describe('a database that does not exist or is not migrated', () => {
       '2026_11_23_0007_admin',
       '2026_11_26_0008_endpoint_health',
       '2026_11_26_0009_per_company_user_ids',
+      '2026_11_26_0010_list_row_counts',
     ])
     expect(lastJson((await cli('migrate', '--db', db, '--json')).stdout)).toEqual({ applied: [] })
     // No data: the company is unknown, yet the database is accepted.
