@@ -11,6 +11,7 @@ import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { freePort } from '../helpers/free-port.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { timed } from '../helpers/timed.js'
 
 /**
  * The adapter's boundary with pg (`PostgresGuard`) on the shared server: client-side query
@@ -42,17 +43,6 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
   const backendPid = async (adapter: PostgresAdapter) =>
     (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(adapter.db)).rows[0]!.pid
 
-  const elapsed = async <T>(work: () => Promise<T>): Promise<{ ms: number; outcome: T | unknown }> => {
-    const started = performance.now()
-    let outcome: T | unknown
-    try {
-      outcome = await work()
-    } catch (error) {
-      outcome = error
-    }
-    return { ms: performance.now() - started, outcome }
-  }
-
   it('has named defaults that let a request answer within 2 s of the database going away', () => {
     expect(DEFAULT_QUERY_TIMEOUT_MS).toBeLessThan(2_000)
     expect(DEFAULT_ACQUIRE_TIMEOUT_MS).toBeLessThan(2_000)
@@ -62,13 +52,13 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     const pool = hostPool({ max: 1 })
     const adapter = await open({ pool }, { queryTimeoutMs: 200 })
     const before = await backendPid(adapter)
-    const { ms, outcome } = await elapsed(() => sql`select pg_sleep(3)`.execute(adapter.db))
+    const { ms, outcome } = await timed(() => sql`select pg_sleep(3)`.execute(adapter.db))
     expect(outcome).toBeInstanceOf(StorageUnavailable)
     expect((outcome as Error).message).toMatch(/no answer within 200 ms/)
     expect(ms).toBeLessThan(1_000)
     // A timeout reads as an outage until the guard's own check answers, milliseconds later.
     // The only connection of the pool had the sleep still on its wire: a fresh one answers.
-    const next = await elapsed(() => eventually(() => backendPid(adapter)))
+    const next = await timed(() => eventually(() => backendPid(adapter)))
     expect(next.ms).toBeLessThan(1_000)
     expect(typeof next.outcome).toBe('number')
     expect(next.outcome).not.toBe(before)
@@ -79,7 +69,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     const adapter = await open({ pool: hostPool({ max: 1 }) }, { queryTimeoutMs: 300, acquireTimeoutMs: 5_000 })
     const stuck = sql`select pg_sleep(3)`.execute(adapter.db).catch((error: unknown) => error)
     await new Promise((resolve) => setTimeout(resolve, 50))
-    const queued = await elapsed(() => sql`select 1`.execute(adapter.db))
+    const queued = await timed(() => sql`select 1`.execute(adapter.db))
     expect(await stuck).toBeInstanceOf(StorageUnavailable)
     expect(queued.outcome).toBeInstanceOf(StorageUnavailable)
     expect((queued.outcome as Error).message).toMatch(/became unreachable .* while waiting for a connection/)
@@ -94,7 +84,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     const locker = await hostPool({ max: 1 }).connect()
     await locker.query('begin')
     await locker.query('lock table wfa_todos in access exclusive mode')
-    const { ms, outcome } = await elapsed(() => adapter.storage.todos.list(1, {}, { limit: 5, offset: 0 }))
+    const { ms, outcome } = await timed(() => adapter.storage.todos.list(1, {}, { limit: 5, offset: 0 }))
     await locker.query('rollback')
     locker.release()
     expect(outcome).toBeInstanceOf(StorageUnavailable)
@@ -107,7 +97,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     const pool = hostPool({ max: 1 })
     const adapter = await open({ pool }, { acquireTimeoutMs: 200 })
     const held = await pool.connect()
-    const { ms, outcome } = await elapsed(() => sql`select 1`.execute(adapter.db))
+    const { ms, outcome } = await timed(() => sql`select 1`.execute(adapter.db))
     expect(outcome).toBeInstanceOf(StorageUnavailable)
     expect((outcome as Error).message).toMatch(/no connection within 200 ms/)
     expect(ms).toBeLessThan(1_000)
@@ -171,12 +161,12 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
   it('a refused connection is a StorageUnavailable within milliseconds; during the outage others fail at once', async () => {
     const port = await freePort()
     const adapter = await open({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` }, { migrate: false })
-    const first = await elapsed(() => adapter.storage.company(1))
+    const first = await timed(() => adapter.storage.company(1))
     expect(first.outcome).toBeInstanceOf(StorageUnavailable)
     expect(((first.outcome as StorageUnavailable).cause as { code?: string }).code).toBe('ECONNREFUSED')
     expect(first.ms).toBeLessThan(1_000)
     // The outage is known now: the next operations fail at once, without trying to connect.
-    const second = await elapsed(() => adapter.storage.company(1))
+    const second = await timed(() => adapter.storage.company(1))
     expect(second.outcome).toBeInstanceOf(StorageUnavailable)
     expect((second.outcome as Error).message).toMatch(/has been unreachable since/)
     expect(second.ms).toBeLessThan(50)
@@ -184,7 +174,7 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
 
   it('opening on an unreachable server fails with StorageUnavailable instead of hanging', async () => {
     const port = await freePort()
-    const { ms, outcome } = await elapsed(() => openPostgresAdapter({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` }))
+    const { ms, outcome } = await timed(() => openPostgresAdapter({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` }))
     expect(outcome).toBeInstanceOf(StorageUnavailable)
     expect(ms).toBeLessThan(2_000)
   })

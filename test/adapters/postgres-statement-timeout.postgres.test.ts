@@ -11,6 +11,7 @@ import { POOL_SIZE } from '../../adapters/postgres/postgres-database.js'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { createTestDatabase, describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { timed } from '../helpers/timed.js'
 
 /**
  * "A slow query is not an outage" (issue 22) at the pg boundary: a statement Postgres stops at
@@ -31,17 +32,6 @@ describePostgres('Postgres adapter: a statement stopped at statement_timeout is 
   afterEach(async () => {
     for (const adapter of opened.splice(0)) await adapter.close()
   })
-
-  const timed = async <T>(work: () => Promise<T>): Promise<{ ms: number; outcome: T | unknown }> => {
-    const started = performance.now()
-    let outcome: T | unknown
-    try {
-      outcome = await work()
-    } catch (error) {
-      outcome = error
-    }
-    return { ms: performance.now() - started, outcome }
-  }
 
   const pidOf = async (db: PostgresAdapter['db']) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid
 
