@@ -1,6 +1,5 @@
 import { sql } from 'kysely'
-import pg from 'pg'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import {
   DEFAULT_ACQUIRE_TIMEOUT_MS,
   DEFAULT_QUERY_TIMEOUT_MS,
@@ -10,7 +9,7 @@ import {
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { freePort } from '../helpers/free-port.js'
-import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { describePostgres, usePostgresAdapters, useTestDatabase } from '../helpers/postgres.js'
 import { timed } from '../helpers/timed.js'
 
 /**
@@ -21,24 +20,7 @@ import { timed } from '../helpers/timed.js'
  */
 describePostgres('Postgres adapter: timeouts and unavailability at the pg boundary', () => {
   const database = useTestDatabase()
-  const opened: PostgresAdapter[] = []
-  const pools: pg.Pool[] = []
-  const hostPool = (config: pg.PoolConfig = {}) => {
-    const pool = new pg.Pool({ connectionString: database.current.url, ...config })
-    pool.on('error', () => {})
-    pools.push(pool)
-    return pool
-  }
-  const open: typeof openPostgresAdapter = async (...args) => {
-    const adapter = await openPostgresAdapter(...args)
-    opened.push(adapter)
-    return adapter
-  }
-
-  afterEach(async () => {
-    for (const adapter of opened.splice(0)) await adapter.close()
-    for (const pool of pools.splice(0)) if (!pool.ending) await pool.end()
-  })
+  const { open, hostPool } = usePostgresAdapters(database)
 
   const backendPid = async (adapter: PostgresAdapter) =>
     (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(adapter.db)).rows[0]!.pid

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import {
   DEFAULT_QUERY_TIMEOUT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
@@ -10,7 +10,7 @@ import {
 import { POOL_SIZE } from '../../adapters/postgres/postgres-database.js'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import { generateDataset } from '../../src/seed/generate.js'
-import { createTestDatabase, describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { createTestDatabase, describePostgres, usePostgresAdapters, useTestDatabase } from '../helpers/postgres.js'
 import { timed } from '../helpers/timed.js'
 
 /**
@@ -22,16 +22,7 @@ import { timed } from '../helpers/timed.js'
  */
 describePostgres('Postgres adapter: a statement stopped at statement_timeout is not an outage', () => {
   const database = useTestDatabase()
-  const opened: PostgresAdapter[] = []
-  const open: typeof openPostgresAdapter = async (...args) => {
-    const adapter = await openPostgresAdapter(...args)
-    opened.push(adapter)
-    return adapter
-  }
-
-  afterEach(async () => {
-    for (const adapter of opened.splice(0)) await adapter.close()
-  })
+  const { open, closeAll } = usePostgresAdapters(database)
 
   const pidOf = async (db: PostgresAdapter['db']) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid
 
@@ -145,7 +136,7 @@ describePostgres('Postgres adapter: a statement stopped at statement_timeout is 
       for (const client of clients) client.release()
       expect(new Set(timeouts.map((result) => result.rows[0].statement_timeout))).toEqual(new Set(['5ms']))
     } finally {
-      for (const adapter of opened.splice(0)) await adapter.close()
+      await closeAll()
       await fresh.drop()
     }
   })

@@ -1,22 +1,11 @@
-import pg from 'pg'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { DEFAULT_MIN_CONNECTIONS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
-import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
+import { describePostgres, usePostgresAdapters, useTestDatabase } from '../helpers/postgres.js'
 
 /** Issue 21 item 4: the pool's connections are open before the first request, and stay open. */
 describePostgres('PostgresAdapter.warmUp', () => {
   const database = useTestDatabase()
-  const opened: PostgresAdapter[] = []
-  const pools: pg.Pool[] = []
-  afterEach(async () => {
-    for (const adapter of opened.splice(0)) await adapter.close()
-    for (const pool of pools.splice(0)) if (!pool.ending) await pool.end()
-  })
-  const open = async (...args: Parameters<typeof openPostgresAdapter>) => {
-    const adapter = await openPostgresAdapter(...args)
-    opened.push(adapter)
-    return adapter
-  }
+  const { open, hostPool } = usePostgresAdapters(database)
   const serverConnections = async (adapter: PostgresAdapter) => {
     const { rows } = await adapter.pool.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = current_database()')
     return rows[0]?.n ?? 0
@@ -43,8 +32,7 @@ describePostgres('PostgresAdapter.warmUp', () => {
     expect(await three.warmUp()).toBe(3)
     expect(three.pool.totalCount).toBe(3)
 
-    const pool = new pg.Pool({ connectionString: database.current.url })
-    pools.push(pool)
+    const pool = hostPool()
     const hosted = await open({ pool })
     const idleBefore = pool.totalCount
     expect(await hosted.warmUp()).toBe(0)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, it } from 'vitest'
-import type { PostgresAdapter } from '../../adapters/postgres/index.js'
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest'
+import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresCodec as c } from '../../adapters/postgres/postgres-codec.js'
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 
@@ -71,6 +71,41 @@ export function useTestDatabase(): { readonly current: TestDatabase } {
     get current() {
       if (database === undefined) throw new Error('The test database is created in beforeAll')
       return database
+    },
+  }
+}
+
+/**
+ * Adapters and host pools a test opens, closed after each test (adapters first, then pools),
+ * or earlier with `closeAll()` (before dropping a database of the test's own, say): `open` is
+ * `openPostgresAdapter`, remembered; `hostPool` is a pg pool on the test database (or
+ * `config`'s), remembered, with idle-client errors ignored as a host would. Call inside
+ * `describePostgres`, after `useTestDatabase()`.
+ */
+export function usePostgresAdapters(database: { readonly current: TestDatabase }): {
+  open: typeof openPostgresAdapter
+  hostPool(config?: pg.PoolConfig): pg.Pool
+  closeAll(): Promise<void>
+} {
+  const opened: PostgresAdapter[] = []
+  const pools: pg.Pool[] = []
+  const closeAll = async () => {
+    for (const adapter of opened.splice(0)) await adapter.close()
+    for (const pool of pools.splice(0)) if (!pool.ending) await pool.end()
+  }
+  afterEach(closeAll)
+  return {
+    closeAll,
+    async open(...args) {
+      const adapter = await openPostgresAdapter(...args)
+      opened.push(adapter)
+      return adapter
+    },
+    hostPool(config = {}) {
+      const pool = new pg.Pool({ connectionString: database.current.url, ...config })
+      pool.on('error', () => {})
+      pools.push(pool)
+      return pool
     },
   }
 }
