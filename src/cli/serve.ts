@@ -1,4 +1,5 @@
 import Fastify from 'fastify'
+import { RESOURCES } from '../api/index.js'
 import { DEFAULT_RATE_LIMIT_MAX, DEFAULT_RATE_LIMIT_WINDOW_MS } from '../corridor/rate-limit.js'
 import { handleError, handleNotFound } from '../corridor/render.js'
 import { WorkforceOptionError } from '../errors.js'
@@ -6,7 +7,7 @@ import { LOG_REDACT_PATHS } from '../logging.js'
 import type { WebhookOptions } from '../options.js'
 import { workforceApi } from '../plugin.js'
 import { portsOf } from '../ports/index.js'
-import type { SeekableReader, Storage } from '../ports/storage.js'
+import type { ResourceReader, SeekableReader, Storage } from '../ports/storage.js'
 import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
 import { DEFAULT_SERVER_LIMITS, hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
 import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from '../webhooks/retry.js'
@@ -174,7 +175,10 @@ const NO_COMPANY = 0
  * the requests themselves will report a database that cannot answer.
  */
 async function warmLists(storage: Storage): Promise<void> {
-  const readers = [storage.users, storage.employees, storage.roles, storage.projects, storage.shifts, storage.absences, storage.expenses, storage.todos]
+  // The readers the API's resources declare (`RESOURCES`), not a list of our own.
+  const readers = RESOURCES.flatMap((resource) =>
+    Object.entries(resource.storage).flatMap(([name, kind]) => (kind === 'reader' ? [storage[name as keyof Storage] as ResourceReader<unknown, object>] : [])),
+  )
   await Promise.all(
     readers.map(async (reader) => {
       const seek = reader.seek as SeekableReader<unknown, object> | undefined
