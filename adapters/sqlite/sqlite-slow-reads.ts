@@ -12,7 +12,12 @@ export const SLOW_READ_TTL_MS = 10 * 60_000
 export const SLOW_SHAPES_PER_COMPANY = 3
 /** Slow runs on a worker that confirm a shape on probation. */
 const CONFIRMING_RUNS = 2
-/** Companies remembered at most; the oldest is forgotten first (its shapes are then tried again). */
+/**
+ * Shape marks remembered at most, over all companies (about 118 bytes each: 5.9 MiB when full).
+ * Beyond it the least recently seen company is forgotten; its shapes are then tried again.
+ */
+export const MAX_SHAPE_MARKS = 50_000
+/** Companies remembered at most (each holds at least one mark); least recently seen first out. */
 const MAX_COMPANIES = 10_000
 
 /**
@@ -39,6 +44,8 @@ interface ShapeMark {
 
 interface CompanyMarks {
   shapes: Map<object, ShapeMark>
+  /** Marks counted in the router's total (`shapes.size` when last counted). */
+  counted: number
   /** Until when all of the company's list reads go to the workers (epoch ms; 0: not so). */
   allUntil: number
 }
@@ -62,15 +69,30 @@ interface CompanyMarks {
  * 45 users and expensive for one of 100,000, and only the latter should pay the worker hop.
  */
 export class SlowReadRouter {
+  /** In order of last use: the first is the least recently seen company. */
   readonly #companies = new Map<number, CompanyMarks>()
   readonly #thresholdMs: number
   readonly #ttlMs: number
   readonly #shapesPerCompany: number
+  readonly #maxMarks: number
+  /** Marks held over all companies. */
+  #marksHeld = 0
 
-  constructor(options: { thresholdMs?: number; ttlMs?: number; shapesPerCompany?: number } = {}) {
+  constructor(options: { thresholdMs?: number; ttlMs?: number; shapesPerCompany?: number; maxMarks?: number } = {}) {
     this.#thresholdMs = options.thresholdMs ?? DEFAULT_SLOW_READ_MS
     this.#ttlMs = options.ttlMs ?? SLOW_READ_TTL_MS
     this.#shapesPerCompany = options.shapesPerCompany ?? SLOW_SHAPES_PER_COMPANY
+    this.#maxMarks = options.maxMarks ?? MAX_SHAPE_MARKS
+  }
+
+  /** Shape marks held now, over all companies (their bound is `maxMarks`). */
+  get marks(): number {
+    return this.#marksHeld
+  }
+
+  /** Companies remembered now. */
+  get companies(): number {
+    return this.#companies.size
   }
 
   /**
@@ -86,7 +108,7 @@ export class SlowReadRouter {
     const mark = marks.shapes.get(shape)
     if (mark === undefined || mark.until <= now) {
       // New, or its verdict expired: on trial before it may run on the loop.
-      marks.shapes.set(shape, { state: 'probation', slowRuns: 0, until: now + this.#ttlMs, probe: query })
+      this.#mark(companyId, marks, shape, { state: 'probation', slowRuns: 0, until: now + this.#ttlMs, probe: query })
       return true
     }
     if (mark.state === 'confirmed') return true
@@ -99,7 +121,7 @@ export class SlowReadRouter {
     const marks = this.#marks(companyId)
     const mark = marks.shapes.get(shape)
     if (mark === undefined || mark.state === 'fast') {
-      marks.shapes.set(shape, { state: 'probation', slowRuns: 0, until: Date.now() + this.#ttlMs, probe: query })
+      this.#mark(companyId, marks, shape, { state: 'probation', slowRuns: 0, until: Date.now() + this.#ttlMs, probe: query })
     }
   }
 
@@ -123,6 +145,7 @@ export class SlowReadRouter {
       if (other.until <= now) marks.shapes.delete(known)
       else if (other.state === 'confirmed') confirmed++
     }
+    this.#recount(marks)
     if (confirmed >= this.#shapesPerCompany) marks.allUntil = now + this.#ttlMs
   }
 
@@ -136,13 +159,43 @@ export class SlowReadRouter {
     if (mark !== undefined && mark.state === 'probation' && mark.probe === query) Object.assign(mark, { state: 'fast', slowRuns: 0 })
   }
 
+  /** The company's marks, made its most recently seen. */
   #marks(companyId: number): CompanyMarks {
     let marks = this.#companies.get(companyId)
     if (marks === undefined) {
-      if (this.#companies.size >= MAX_COMPANIES) this.#companies.delete(this.#companies.keys().next().value as number)
-      marks = { shapes: new Map(), allUntil: 0 }
-      this.#companies.set(companyId, marks)
+      if (this.#companies.size >= MAX_COMPANIES) this.#forgetOldest()
+      marks = { shapes: new Map(), counted: 0, allUntil: 0 }
+    } else {
+      this.#companies.delete(companyId)
     }
+    this.#companies.set(companyId, marks)
     return marks
+  }
+
+  /** Sets a mark, then forgets the least recently seen other companies while over the bound. */
+  #mark(companyId: number, marks: CompanyMarks, shape: object, mark: ShapeMark): void {
+    marks.shapes.set(shape, mark)
+    this.#recount(marks)
+    while (this.#marksHeld > this.#maxMarks && this.#companies.size > 1) {
+      if (this.#companies.keys().next().value === companyId) break
+      this.#forgetOldest()
+    }
+    // One company alone over the bound (it used every shape): its expired marks go first.
+    if (this.#marksHeld > this.#maxMarks) {
+      const now = Date.now()
+      for (const [known, other] of marks.shapes) if (other.until <= now && known !== shape) marks.shapes.delete(known)
+      this.#recount(marks)
+    }
+  }
+
+  #recount(marks: CompanyMarks): void {
+    this.#marksHeld += marks.shapes.size - marks.counted
+    marks.counted = marks.shapes.size
+  }
+
+  #forgetOldest(): void {
+    const [oldest, marks] = this.#companies.entries().next().value as [number, CompanyMarks]
+    this.#companies.delete(oldest)
+    this.#marksHeld -= marks.counted
   }
 }

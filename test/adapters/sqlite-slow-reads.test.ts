@@ -134,6 +134,42 @@ describe('SlowReadRouter', () => {
     expect(router.offLoop(8, other, page)).toBe(false)
   })
 
+  it('holds at most maxMarks marks over all companies: the least recently seen company is forgotten first, and its shapes are tried again', () => {
+    const router = new SlowReadRouter({ thresholdMs: 5, maxMarks: 6 })
+    const shapes = [{}, {}, {}]
+    /** Each shape tried on a worker once and fast there: in process from then on. */
+    const learn = (companyId: number) => {
+      for (const shape of shapes) {
+        expect(router.offLoop(companyId, shape, page)).toBe(true)
+        router.observeOffLoop(companyId, shape, page, 0.1)
+      }
+    }
+    learn(1)
+    learn(2)
+    expect(router.marks).toBe(6)
+    // Company 1 is seen again, so company 2 is now the least recently seen.
+    expect(router.offLoop(1, shapes[0] as object, page)).toBe(false)
+    learn(3)
+    expect(router.marks).toBe(6)
+    expect(router.companies).toBe(2)
+    // Company 1 kept its verdicts; company 2's were forgotten: its shape is on trial again.
+    expect(router.offLoop(1, shapes[1] as object, page)).toBe(false)
+    expect(router.offLoop(2, shapes[1] as object, page)).toBe(true)
+    expect(router.marks).toBeLessThanOrEqual(6)
+  })
+
+  it('one company alone over the bound drops its expired marks, never the one it just set', () => {
+    const router = new SlowReadRouter({ thresholdMs: 5, maxMarks: 2, ttlMs: 1_000 })
+    const [a, b, c] = [{}, {}, {}]
+    expect(router.offLoop(1, a, page)).toBe(true)
+    expect(router.offLoop(1, b, page)).toBe(true)
+    vi.setSystemTime(Date.now() + 1_000)
+    expect(router.offLoop(1, c, page)).toBe(true)
+    expect(router.marks).toBe(1)
+    router.observeOffLoop(1, c, page, 0.1)
+    expect(router.offLoop(1, c, page)).toBe(false)
+  })
+
   it('with a threshold of 0, every read goes off the loop', () => {
     const router = new SlowReadRouter({ thresholdMs: 0 })
     expect(router.offLoop(1, todosByDue, page)).toBe(true)
