@@ -17,6 +17,12 @@ export const READ_BUSY_TIMEOUT_MS = 2_000
  * worker (one core), and other tenants' slow reads are not queued behind all of them.
  */
 export const DEFAULT_READS_PER_COMPANY = 1
+/**
+ * Reads waiting for a worker, at most; one more fails at once with `StorageUnavailable` (503).
+ * The API lets each company run 2 list reads at a time (`listConcurrency`), so this is about
+ * 500 companies' reads waiting at once: far above what two workers clear within the read timeout.
+ */
+export const DEFAULT_READ_QUEUE = 1_000
 
 export interface SqliteReadPoolOptions {
   /** The database file (never `:memory:`: another connection cannot see it). */
@@ -29,6 +35,8 @@ export interface SqliteReadPoolOptions {
   perCompany?: number
   /** SQLite's busy timeout on each worker's connection, ms. Default `READ_BUSY_TIMEOUT_MS`. */
   busyTimeoutMs?: number
+  /** Reads waiting for a worker at most (beyond: `StorageUnavailable` at once). Default `DEFAULT_READ_QUEUE`. */
+  maxQueued?: number
   /** Called with each worker thread as it starts: for monitoring, and for tests that end one. */
   onWorker?: (worker: Worker) => void
 }
@@ -82,6 +90,7 @@ export class SqliteReadPool {
   readonly #timeoutMs: number
   readonly #perCompany: number
   readonly #busyTimeoutMs: number
+  readonly #maxQueued: number
   readonly #onWorker: ((worker: Worker) => void) | undefined
   readonly #worker = readWorkerEntry()
   readonly #slots = new Set<Slot>()
@@ -97,8 +106,10 @@ export class SqliteReadPool {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS
     this.#perCompany = options.perCompany ?? DEFAULT_READS_PER_COMPANY
     this.#busyTimeoutMs = options.busyTimeoutMs ?? READ_BUSY_TIMEOUT_MS
+    this.#maxQueued = options.maxQueued ?? DEFAULT_READ_QUEUE
     this.#onWorker = options.onWorker
     if (!Number.isInteger(this.#size) || this.#size < 1) throw new TypeError(`SqliteReadPool: size must be a positive integer, got ${this.#size}`)
+    if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 1) throw new TypeError(`SqliteReadPool: maxQueued must be a positive integer, got ${this.#maxQueued}`)
   }
 
   /** Live worker threads (started, not yet exited). */
@@ -121,6 +132,7 @@ export class SqliteReadPool {
    */
   all(sql: string, values: unknown[], companyId: number): Promise<PooledRead> {
     if (this.#closed) return Promise.reject(new StorageUnavailable('sqlite read pool is closed'))
+    if (this.#queue.size >= this.#maxQueued) return Promise.reject(new StorageUnavailable(`sqlite read pool: ${this.#queue.size} reads already wait for a worker`))
     return new Promise<PooledRead>((resolve, reject) => {
       const job: Job = {
         request: { id: this.#nextId++, sql, values },

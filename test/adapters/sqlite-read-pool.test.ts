@@ -229,6 +229,24 @@ describe('SqliteReadPool failures', () => {
     expect(await running).toBeInstanceOf(StatementTimeout)
   })
 
+  it('beyond maxQueued reads waiting for a worker, one more fails at once with StorageUnavailable; the waiting ones are untouched', async () => {
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, timeoutMs: 400, maxQueued: 2 })
+    const running = pool.all(SLOW_SQL, [], 1).catch((error: unknown) => error)
+    const waiting = [pool.all('select x from t', [], 2), pool.all('select x from t', [], 3)].map((read) => read.catch((error: unknown) => error))
+    const started = performance.now()
+    const refused = await pool.all('select x from t', [], 4).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(StorageUnavailable)
+    expect((refused as Error).message).toBe('sqlite read pool: 2 reads already wait for a worker')
+    // At once, not after the read timeout.
+    expect(performance.now() - started).toBeLessThan(200)
+    expect(await running).toBeInstanceOf(StatementTimeout)
+    // The two waiting reads were not refused by the bound: each either ran or timed out waiting.
+    for (const outcome of await Promise.all(waiting)) {
+      if (outcome instanceof Error) expect(outcome.message).toBe('sqlite read did not answer within 400 ms')
+      else expect(outcome).toMatchObject({ rows: [{ x: 1 }] })
+    }
+  })
+
   it('a worker that dies mid-read fails that read with StorageUnavailable and is replaced', async () => {
     const workers: Worker[] = []
     pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, onWorker: (worker) => workers.push(worker) })
