@@ -243,11 +243,15 @@ function heapOf(child: ChildProcess): Promise<HeapFigures | undefined> {
   })
 }
 
-/** VmRSS and VmHWM of `pid` in MiB (Linux). */
-function memoryOf(pid: number): { rss: number; hwm: number } {
+/**
+ * VmRSS and VmHWM of `pid` in MiB (Linux), and the resident set split as the kernel counts it:
+ * anonymous memory (heaps of every thread: V8's, malloc's, SQLite's page caches), file-backed
+ * pages (the code, mapped files) and shared memory (SQLite's WAL index, `-shm`).
+ */
+function memoryOf(pid: number): { rss: number; hwm: number; anon: number; file: number; shmem: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
-  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 }
+  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024, shmem: kib('RssShmem') / 1024 }
 }
 
 type Page = { data: Array<Record<string, unknown>>; pagination: { total: number } }
@@ -286,6 +290,10 @@ async function discover(agent: Agent, base: string, companyId: number, keys: str
 interface Sample {
   t_s: number
   rss_mib: number
+  /** RSS split: anonymous, file-backed, shared memory (memoryOf). */
+  anon_mib: number
+  file_mib: number
+  shmem_mib: number
   /** The main thread's V8 heap in use, and Buffers' memory outside it (the read workers' heaps are not included). */
   heap_used_mib: number | null
   external_mib: number | null
@@ -407,9 +415,10 @@ async function soak(backend: 'sqlite' | 'postgres', options: Options): Promise<R
     const mib = (bytes: number | undefined) => (bytes === undefined ? null : Number((bytes / MiB).toFixed(1)))
     const sample = async () => {
       const t = Math.round((performance.now() - start) / 1000)
-      const rss = Number(memoryOf(pid).rss.toFixed(1))
+      const memory = memoryOf(pid)
+      const round = (value: number) => Number(value.toFixed(1))
       const heap = await heapOf((server as Server).child)
-      series.push({ t_s: t, rss_mib: rss, heap_used_mib: mib(heap?.heapUsed), external_mib: mib(heap?.external), requests, errors })
+      series.push({ t_s: t, rss_mib: round(memory.rss), anon_mib: round(memory.anon), file_mib: round(memory.file), shmem_mib: round(memory.shmem), heap_used_mib: mib(heap?.heapUsed), external_mib: mib(heap?.external), requests, errors })
     }
     await sample()
     const sampler = setInterval(() => void sample(), options.sampleS * 1000)
@@ -418,7 +427,7 @@ async function soak(backend: 'sqlite' | 'postgres', options: Options): Promise<R
       latency.push({ minute: latency.length + 1, requests: sorted.length, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) })
       minuteLatencies = []
       const last = series.at(-1)
-      log(`${backend}: minute ${latency.length}: ${requests} requests, ${errors} errors, RSS ${last?.rss_mib} MiB (heap ${last?.heap_used_mib}), p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`)
+      log(`${backend}: minute ${latency.length}: ${requests} requests, ${errors} errors, RSS ${last?.rss_mib} MiB (anon ${last?.anon_mib}, file ${last?.file_mib}, shmem ${last?.shmem_mib}; heap ${last?.heap_used_mib}), p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`)
     }, 60_000)
     let issued = 0
     let unknownIssued = 0
