@@ -54,6 +54,9 @@ const BAD_OPTIONS: [string, OptionsOf, string][] = [
   ['moduleCacheTtlMs negative', () => ({ moduleCacheTtlMs: -1 }), 'moduleCacheTtlMs'],
   ['moduleCacheTtlMs NaN', () => ({ moduleCacheTtlMs: Number.NaN }), 'moduleCacheTtlMs'],
   ['moduleCacheTtlMs a string', () => ({ moduleCacheTtlMs: '5000' as never }), 'moduleCacheTtlMs'],
+  ['rateLimit.failedAuth.lookups negative', () => ({ rateLimit: { failedAuth: { lookups: -1 } } }), 'rateLimit.failedAuth.lookups'],
+  ['rateLimit.failedAuth.lookups fractional', () => ({ rateLimit: { failedAuth: { lookups: 2.5 } } }), 'rateLimit.failedAuth.lookups'],
+  ['rateLimit.failedAuth.lookups a string', () => ({ rateLimit: { failedAuth: { lookups: '60' as never } } }), 'rateLimit.failedAuth.lookups'],
 ]
 
 /** The rows whose option is absent altogether (the others are present but wrong). */
