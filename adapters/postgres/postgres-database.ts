@@ -113,6 +113,8 @@ export class PostgresGuard {
   #closed = false
   /** Acquires still waiting for a client: an outage ends their wait at once. */
   readonly #waiting = new Set<(error: StorageUnavailable) => void>()
+  /** Clients checked out through `acquire()` and not yet released. */
+  #checkedOut = 0
 
   constructor(pool: pg.Pool, timeouts: PostgresOperationTimeouts) {
     this.#pool = pool
@@ -128,13 +130,24 @@ export class PostgresGuard {
     try {
       client = await this.#connectWithin(this.#timeouts.acquireTimeoutMs)
     } catch (error) {
-      // No connection in time is an outage too, even when the server might be fine and the
-      // pool only full: otherwise every later step of a request (a 503's clean-up included)
-      // would wait its own acquire timeout behind clients stuck on a frozen server. A pool
-      // that healthy load keeps full sheds load until the check below gets a client.
-      throw this.#failed(error, unavailableReason(error) !== null)
+      // No connection in time is an outage too: otherwise every later step of a request (a
+      // 503's clean-up included) would wait its own acquire timeout behind clients stuck on a
+      // frozen server. Unless every client of a full pool is checked out through this guard:
+      // then each has its statements bounded by `queryTimeoutMs`, so a frozen server is found
+      // by them within that bound, and the wait only says the pool is busy. That is load, not
+      // an outage: this request gets its 503, and the others keep waiting for a client
+      // instead of all failing at once (issue 21: a burst on a loaded machine turned one slow
+      // acquire into a hundred instant 503s).
+      const reason = unavailableReason(error)
+      throw this.#failed(error, reason !== null && !(reason === 'busy' && this.#busyWithOwnClients()))
     }
     return this.#stateOf(client).guarded
+  }
+
+  /** Whether the pool is full and every client in it is checked out through this guard, with its statements bounded. */
+  #busyWithOwnClients(): boolean {
+    const max = this.#pool.options.max ?? POOL_SIZE
+    return this.#timeouts.queryTimeoutMs > 0 && this.#pool.totalCount >= max && this.#checkedOut >= this.#pool.totalCount
   }
 
   /**
@@ -222,6 +235,8 @@ export class PostgresGuard {
 
   #stateOf(client: pg.PoolClient): ClientState {
     // Kysely keys its connection objects by client identity: one wrapper per pg client, for good.
+    // Every checkout passes here once (acquire and the outage check alike); release undoes it.
+    this.#checkedOut++
     const known = this.#states.get(client)
     if (known !== undefined) {
       known.released = false
@@ -242,6 +257,7 @@ export class PostgresGuard {
         release: () => {
           if (state.released) return
           state.released = true
+          this.#checkedOut--
           // An error makes pg-pool end the client instead of keeping it idle.
           client.release(state.broken ?? undefined)
         },

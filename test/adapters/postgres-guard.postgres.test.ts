@@ -92,6 +92,20 @@ describePostgres('Postgres adapter: timeouts and unavailability at the pg bounda
     expect(pool.totalCount).toBe(1)
   })
 
+  it('a full pool whose every client is busy with its own bounded statements is load, not an outage: the wait past acquireTimeoutMs is a 503 for that request only', async () => {
+    const adapter = await open({ pool: hostPool({ max: 1 }) }, { acquireTimeoutMs: 400, queryTimeoutMs: 5_000 })
+    const busy = sql`select pg_sleep(0.6)`.execute(adapter.db)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const waited = await timed(() => sql`select 1`.execute(adapter.db))
+    expect(waited.outcome).toBeInstanceOf(StorageUnavailable)
+    expect((waited.outcome as Error).message).toMatch(/no connection within 400 ms/)
+    // No outage was declared: the next request waits for the client instead of failing at
+    // once, and is answered as soon as the busy statement ends.
+    const next = sql<{ one: number }>`select 1 as one`.execute(adapter.db).catch((error: unknown) => error)
+    await busy
+    expect(await next).toMatchObject({ rows: [{ one: 1 }] })
+  })
+
   it('a statement cancelled by statement_timeout (57014) is a StatementTimeout, not a StorageUnavailable, and keeps its healthy connection', async () => {
     const adapter = await open({ connectionString: database.current.url }, { statementTimeoutMs: 100 })
     const conn = await adapter.db.connection().execute(async (db) => {
