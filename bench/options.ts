@@ -13,7 +13,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections <n>    concurrent autocannon connections                      [20]
   --per-page <n>       per_page of the listed page                             [25]
   --key-time <ms>      measured time per key-verification case                 [1000]
-  --only <part>        run one part only: http, keys, contention, lists, soak or deliveries
+  --only <part>        run one part only: http, keys, contention, lists, soak, deliveries or cold-start
                        (contention: one tenant loops an expensive to-do query while
                        another's cheap reads are timed, reads in process vs off-loop;
                        it measures --duration seconds per mode;
@@ -23,7 +23,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                        --minutes per backend on SQLite and Postgres, the built CLI's serve;
                        deliveries: bench/webhook-fairness.ts, issue 21's delivery fairness
                        with hanging and failing endpoints, only with --only, 3 min per mode,
-                       5 modes on SQLite and Postgres; its own options: --help there)
+                       5 modes on SQLite and Postgres; its own options: --help there;
+                       cold-start: bench/cold-start.ts, issue 21's writes to a fresh instance
+                       on Postgres, serve vs an unwarmed pool, only with --only; --help there)
   --minutes <n>        soak: minutes of load per backend (more: npx tsx bench/soak.ts --help) [10]
   --profile            also write a CPU profile of the plugin server and summarise it
   --cache-dir <dir>    where seeded SQLite files are cached  [$TMPDIR/fastify-workforce-api-bench]
@@ -49,6 +51,8 @@ export interface BenchOptions {
   soak: boolean
   /** bench/webhook-fairness.ts: hanging and failing endpoints against healthy ones; only when asked for (`--only deliveries`), it takes about 40 minutes. */
   deliveries: boolean
+  /** bench/cold-start.ts: writes the moment a fresh `serve` listens on Postgres, against an unwarmed pool; only when asked for (`--only cold-start`). */
+  coldStart: boolean
   soakMinutes: number
   profile: boolean
   cacheDir: string
@@ -57,7 +61,7 @@ export interface BenchOptions {
   help: boolean
 }
 
-const PARTS = ['http', 'keys', 'contention', 'lists', 'soak', 'deliveries']
+const PARTS = ['http', 'keys', 'contention', 'lists', 'soak', 'deliveries', 'cold-start']
 
 /** Parses `process.argv`; throws a `TypeError` naming the option on a bad value. */
 export function parseBenchOptions(argv: string[]): BenchOptions {
@@ -83,7 +87,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     },
   })
   if (values.only !== undefined && !PARTS.includes(values.only)) {
-    throw new TypeError('--only must be "http", "keys", "contention", "lists", "soak" or "deliveries"')
+    throw new TypeError('--only must be "http", "keys", "contention", "lists", "soak", "deliveries" or "cold-start"')
   }
   return {
     scale: integer('--scale', values.scale, 40),
@@ -100,6 +104,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     lists: values.only === undefined || values.only === 'lists',
     soak: values.only === 'soak',
     deliveries: values.only === 'deliveries',
+    coldStart: values.only === 'cold-start',
     soakMinutes: integer('--minutes', values.minutes, 1, 120),
     profile: values.profile,
     cacheDir: values['cache-dir'],

@@ -5,7 +5,8 @@
  * Postgres (`--only lists`, bench/scale.ts), and `serve`'s memory under a 10-minute mixed load on
  * both (`--only soak`, bench/soak.ts; never part of a plain run), and webhook deliveries to
  * healthy endpoints beside one company's hanging or failing ones (`--only deliveries`,
- * bench/webhook-fairness.ts; never part of a plain run either). Figures are reported, never asserted: the
+ * bench/webhook-fairness.ts; never part of a plain run either), and writes to a fresh `serve` on
+ * Postgres against an unwarmed pool (`--only cold-start`, bench/cold-start.ts; opt-in too). Figures are reported, never asserted: the
  * exit code is non-zero only when something fails (a server, a request, a mismatch).
  * Method and recorded figures: docs/benchmarks.md.
  */
@@ -104,6 +105,12 @@ async function main(): Promise<void> {
     // Its own process, with a server process per mode and backend; it prints its own table.
     log('bench: delivery fairness (bench/webhook-fairness.ts)')
     execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/webhook-fairness.ts'], { cwd: ROOT, stdio: 'inherit' })
+  }
+
+  if (options.coldStart) {
+    // Its own process, with fresh server processes per round and mode; it prints its own table.
+    log('bench: cold start on Postgres (bench/cold-start.ts)')
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/cold-start.ts'], { cwd: ROOT, stdio: 'inherit' })
   }
 
   const settings =
