@@ -7,6 +7,7 @@ import { BetterSqlite3 } from './sqlite-driver.js'
 import { guardedForKysely, guardSqlite } from './sqlite-errors.js'
 import type { SqliteReadPool } from './sqlite-read-pool.js'
 import type { SlowReadRouter } from './sqlite-slow-reads.js'
+import { StatementCache } from './sqlite-statement-cache.js'
 
 export type SqliteDatabase = Database.Database
 
@@ -44,7 +45,8 @@ export interface SqliteOffLoop {
 }
 
 /**
- * Runs prepared SQL through better-sqlite3 statements, each prepared once and reused.
+ * Runs prepared SQL through better-sqlite3 statements, each prepared once and reused (the
+ * `STATEMENT_CACHE_MAX` most recently used ones).
  * While a write transaction is open on the connection, reads wait for it to end (`gate`).
  *
  * With `offLoop`, list reads (those with a `scope`) that `router` has seen to be slow for that
@@ -53,14 +55,9 @@ export interface SqliteOffLoop {
  * the transaction's connection. Every list statement is timed, here or on its worker, to feed `router`.
  */
 export function createSqliteRunner(database: SqliteDatabase, gate: TransactionGate, offLoop?: SqliteOffLoop): SqlRunner {
-  const statements = new Map<string, Database.Statement>()
+  const statements = new StatementCache((text) => guardSqlite(() => database.prepare(text)))
   const inProcess = (query: PreparedQuery, values: unknown[]) => {
-    let statement = statements.get(query.sql)
-    if (statement === undefined) {
-      statement = guardSqlite(() => database.prepare(query.sql))
-      statements.set(query.sql, statement)
-    }
-    const prepared = statement
+    const prepared = statements.get(query.sql)
     return guardSqlite(() => prepared.all(...values) as Record<string, unknown>[])
   }
   if (offLoop === undefined) {

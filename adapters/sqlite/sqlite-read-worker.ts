@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-protocol.js'
+import { StatementCache } from './sqlite-statement-cache.js'
 
 /**
  * The nice value of a read worker's thread: when the machine's cores are all busy, the
@@ -49,12 +50,14 @@ function openRunningClock(): () => number {
   return () => performance.now()
 }
 
-const { filename, busyTimeoutMs } = workerData as ReadWorkerData
+const { filename, busyTimeoutMs, cacheKib } = workerData as ReadWorkerData
 const database = new Database(filename, { readonly: true, fileMustExist: true })
 database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+// Negative: a size in KiB, not in pages.
+database.pragma(`cache_size = ${-Math.trunc(cacheKib)}`)
 
 /** Keyed by SQL text: the pool sends the same few statement texts over and over. */
-const statements = new Map<string, Database.Statement>()
+const statements = new StatementCache((sql) => database.prepare(sql))
 
 function reply(message: ReadReply): void {
   ;(parentPort as NonNullable<typeof parentPort>).postMessage(message)
@@ -62,11 +65,7 @@ function reply(message: ReadReply): void {
 
 ;(parentPort as NonNullable<typeof parentPort>).on('message', ({ id, sql, values }: ReadRequest) => {
   try {
-    let statement = statements.get(sql)
-    if (statement === undefined) {
-      statement = database.prepare(sql)
-      statements.set(sql, statement)
-    }
+    const statement = statements.get(sql)
     const started = runningMs()
     const rows = statement.all(...values) as Record<string, unknown>[]
     // Never below 0: the kernel accounts a CPU wait when the wait ends, which may fall on either side of `started`.
