@@ -23,6 +23,13 @@ export const DEFAULT_READS_PER_COMPANY = 1
  * 500 companies' reads waiting at once: far above what two workers clear within the read timeout.
  */
 export const DEFAULT_READ_QUEUE = 1_000
+/**
+ * The page cache of each worker's connection, KiB (SQLite's own default as better-sqlite3
+ * builds it: 16,000). A reader in WAL mode drops its whole cache whenever another connection
+ * has committed since its last read, so under writes a large cache is mostly refilled, not
+ * reused: it buys little and keeps the worker's memory churning (issue 21's soak).
+ */
+export const DEFAULT_READ_CACHE_KIB = 2_048
 
 export interface SqliteReadPoolOptions {
   /** The database file (never `:memory:`: another connection cannot see it). */
@@ -37,6 +44,8 @@ export interface SqliteReadPoolOptions {
   busyTimeoutMs?: number
   /** Reads waiting for a worker at most (beyond: `StorageUnavailable` at once). Default `DEFAULT_READ_QUEUE`. */
   maxQueued?: number
+  /** The page cache of each worker's connection, KiB. Default `DEFAULT_READ_CACHE_KIB`. */
+  cacheKib?: number
   /** Called with each worker thread as it starts: for monitoring, and for tests that end one. */
   onWorker?: (worker: Worker) => void
 }
@@ -91,6 +100,7 @@ export class SqliteReadPool {
   readonly #perCompany: number
   readonly #busyTimeoutMs: number
   readonly #maxQueued: number
+  readonly #cacheKib: number
   readonly #onWorker: ((worker: Worker) => void) | undefined
   readonly #worker = readWorkerEntry()
   readonly #slots = new Set<Slot>()
@@ -107,6 +117,7 @@ export class SqliteReadPool {
     this.#perCompany = options.perCompany ?? DEFAULT_READS_PER_COMPANY
     this.#busyTimeoutMs = options.busyTimeoutMs ?? READ_BUSY_TIMEOUT_MS
     this.#maxQueued = options.maxQueued ?? DEFAULT_READ_QUEUE
+    this.#cacheKib = options.cacheKib ?? DEFAULT_READ_CACHE_KIB
     this.#onWorker = options.onWorker
     if (!Number.isInteger(this.#size) || this.#size < 1) throw new TypeError(`SqliteReadPool: size must be a positive integer, got ${this.#size}`)
     if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 1) throw new TypeError(`SqliteReadPool: maxQueued must be a positive integer, got ${this.#maxQueued}`)
@@ -195,7 +206,7 @@ export class SqliteReadPool {
     // No `resourceLimits`: a worker over its heap limit inside better-sqlite3's native code
     // takes the whole process down (checked on Node 20), where an unlimited one only grows.
     // Results are one page, so a worker's heap stays small anyway.
-    const workerData: ReadWorkerData = { filename: this.#filename, busyTimeoutMs: this.#busyTimeoutMs }
+    const workerData: ReadWorkerData = { filename: this.#filename, busyTimeoutMs: this.#busyTimeoutMs, cacheKib: this.#cacheKib }
     const worker = new Worker(this.#worker.entry, { workerData, eval: this.#worker.eval })
     const slot: Slot = { worker, job: undefined }
     worker.unref()

@@ -6,6 +6,8 @@ export interface ReadWorkerData {
   filename: string
   /** SQLite's busy timeout on the worker's connection, milliseconds. */
   busyTimeoutMs: number
+  /** The page cache of the worker's connection, KiB. */
+  cacheKib: number
 }
 
 /** Main → worker: run one prepared statement. */

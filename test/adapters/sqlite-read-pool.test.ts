@@ -6,7 +6,7 @@ import type { Worker } from 'node:worker_threads'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { openSqliteAdapter, type SqliteAdapter, type SqliteAdapterOptions } from '../../adapters/sqlite/index.js'
 import { createSqliteRunner, type SqliteDatabase } from '../../adapters/sqlite/sqlite-database.js'
-import { SqliteReadPool } from '../../adapters/sqlite/sqlite-read-pool.js'
+import { DEFAULT_READ_CACHE_KIB, SqliteReadPool } from '../../adapters/sqlite/sqlite-read-pool.js'
 import { SlowReadRouter } from '../../adapters/sqlite/sqlite-slow-reads.js'
 import { TransactionGate } from '../../adapters/transaction-gate.js'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
@@ -245,6 +245,15 @@ describe('SqliteReadPool failures', () => {
       if (outcome instanceof Error) expect(outcome.message).toBe('sqlite read did not answer within 400 ms')
       else expect(outcome).toMatchObject({ rows: [{ x: 1 }] })
     }
+  })
+
+  it("each worker's connection has a page cache of cacheKib (default DEFAULT_READ_CACHE_KIB), not SQLite's 16,000 KiB", async () => {
+    const filename = await tableFile('wal')
+    pool = new SqliteReadPool({ filename, size: 1 })
+    expect((await pool.all('pragma cache_size', [], 1)).rows).toEqual([{ cache_size: -DEFAULT_READ_CACHE_KIB }])
+    await pool.close()
+    pool = new SqliteReadPool({ filename, size: 1, cacheKib: 512 })
+    expect((await pool.all('pragma cache_size', [], 1)).rows).toEqual([{ cache_size: -512 }])
   })
 
   it('a worker that dies mid-read fails that read with StorageUnavailable and is replaced', async () => {
