@@ -1,6 +1,6 @@
 import { Migrator, type Kysely, type MigrationProvider } from 'kysely'
 import type { SqlColumnTypes } from './codec.js'
-import { createMigrations } from './migrations.js'
+import { createMigrations } from './migrations/index.js'
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from './schema.js'
 
 /**

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
 import { DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
-import { createMigrations } from '../../adapters/sql/migrations.js'
+import { createMigrations } from '../../adapters/sql/migrations/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { createTestDatabase, describePostgres, useTestDatabase } from '../helpers/postgres.js'
 

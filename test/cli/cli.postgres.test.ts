@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
-import { createMigrations } from '../../adapters/sql/migrations.js'
+import { createMigrations } from '../../adapters/sql/migrations/index.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { runNode } from '../helpers/cli.js'
 

@@ -1,7 +1,7 @@
 import { Migrator, type Kysely } from 'kysely'
 import { expect } from 'vitest'
 import type { SqlCodec, SqlColumnTypes } from '../../adapters/sql/codec.js'
-import { createMigrations } from '../../adapters/sql/migrations.js'
+import { createMigrations } from '../../adapters/sql/migrations/index.js'
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../adapters/sql/schema.js'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 
