@@ -9,6 +9,7 @@
  *
  * Days (`YYYY-MM-DD`) are plain strings: a day is the day as entered, in every time zone.
  */
+import type { Day } from '../time/calendar.js'
 
 export const PROJECT_STATUSES = ['planned', 'active', 'on_hold', 'completed', 'cancelled'] as const
 export const PROJECT_KINDS = ['internal', 'customer', 'maintenance'] as const
@@ -36,8 +37,8 @@ export type TodoPriority = (typeof TODO_PRIORITIES)[number]
  */
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number]
 
-/** A `YYYY-MM-DD` calendar day. */
-export type Day = string
+/** A `YYYY-MM-DD` calendar day; its home is the ground floor (src/time/calendar.ts). */
+export type { Day }
 
 export interface CompanyRecord {
   id: number

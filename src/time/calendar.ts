@@ -1,6 +1,11 @@
 import { Temporal } from '@js-temporal/polyfill'
 import { LRUCache } from 'lru-cache'
-import type { Day } from '../ports/records.js'
+
+/**
+ * A `YYYY-MM-DD` calendar day: the day as entered, the same in every time zone. Defined here,
+ * on the ground floor, so time math imports nothing above it; the ports re-export it.
+ */
+export type Day = string
 
 const DAY_SHAPE = /^(?!0000)\d{4}-\d{2}-\d{2}$/
 /** ISO 8601 instant with an explicit offset: an unencoded `+` arrives as a space and fails here. */
