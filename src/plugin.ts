@@ -8,7 +8,7 @@ import { KeyVerifier } from './auth/key-verifier.js'
 import { ModuleCache } from './auth/module-cache.js'
 import { corridorStages, registerCorridor, type RouteTableEntry } from './corridor/index.js'
 import { resolveRateLimits } from './corridor/rate-limit.js'
-import { UsageMeter } from './corridor/usage-meter.js'
+import { UsageMeter } from './usage/usage-meter.js'
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_PURGE_BATCH,
