@@ -17,7 +17,7 @@ const LIBRARY = {
 const WORKER = { 'adapters/sqlite/sqlite-read-worker': 'adapters/sqlite/sqlite-read-worker.ts' }
 
 /** Started by `seedSqliteDatabase` (the CLI's `seed`, ESM only) as a worker thread, found the same way. */
-const SEED_WORKER = { 'adapters/sqlite/sqlite-seed-worker': 'adapters/sqlite/sqlite-seed-worker.ts' }
+const SEED_WORKER = { 'seed/sqlite-seed-worker': 'src/seed/sqlite-seed-worker.ts' }
 
 /**
  * What `require('fastify-workforce-api/conformance')` loads: the suite is ESM only, because

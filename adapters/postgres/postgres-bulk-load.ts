@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import type { DatasetChunk } from '../../src/seed/generate.js'
+import type { DatasetChunk } from '../../src/ports/dataset.js'
 import {
   LIST_VERSIONED,
   listBlocksRecount,
@@ -23,14 +23,14 @@ export interface PostgresBulkClient {
 }
 
 /**
- * Loads streamed rows (`streamDataset`) into Postgres in one transaction, as
- * `loadSqliteDatasetStream` does into SQLite: all of it or none of it. Each table's rows go in
- * one `COPY … FROM STDIN` (no statement, plan or parameter per row), in the binary format
- * when every column's type has an encoder here (`binaryKinds`; the server then parses no
- * instant, day or number, which cost it about as much as the rest of the COPY), else as text;
- * this process makes and encodes the next rows while the server stores the last ones. Each
- * table's indexes, its primary key and unique constraints included, are dropped before its rows
- * and rebuilt after them (a sorted build costs a fraction of keeping them row by row; a
+ * Loads a stream of dataset chunks (the seed's `streamDataset`, say) into Postgres in one
+ * transaction, as `loadSqliteDatasetStream` does into SQLite: all of it or none of it. Each
+ * table's rows go in one `COPY … FROM STDIN` (no statement, plan or parameter per row), in the
+ * binary format when every column's type has an encoder here (`binaryKinds`; the server then
+ * parses no instant, day or number, which cost it about as much as the rest of the COPY), else
+ * as text; this process makes and encodes the next rows while the server stores the last ones.
+ * Each table's indexes, its primary key and unique constraints included, are dropped before its
+ * rows and rebuilt after them (a sorted build costs a fraction of keeping them row by row; a
  * duplicate key then fails the load when its constraint is added back); then every identity
  * sequence moves past the largest id (as `loadPostgresDataset` does, for the same reason: a row
  * that brings its own id does not advance the identity). Each listed table's list-version

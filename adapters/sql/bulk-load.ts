@@ -1,10 +1,11 @@
-import type { DatasetChunk } from '../../src/seed/generate.js'
+import type { DatasetChunk } from '../../src/ports/dataset.js'
 import type { SqlCodec } from './codec.js'
 import { LIST_BLOCK_IDS } from './list-shape.js'
 import { fixtureTable, type FixtureTable } from './sql-fixtures.js'
 
-// What the SQLite and Postgres bulk loaders (`workforce-api seed`) share: streamed rows walked
-// as batches of one table, the list-version counters their triggers would have kept, names.
+// What the SQLite and Postgres bulk loaders share (`workforce-api seed` drives them, from
+// src/seed/): streamed dataset chunks walked as batches of one table, the list-version counters
+// their triggers would have kept, names. They load any `DatasetChunk` stream: no demo data here.
 
 /** What a bulk load reports as it goes (for a progress bar). */
 export interface LoadProgress {

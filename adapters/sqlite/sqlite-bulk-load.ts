@@ -1,11 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { availableParallelism, tmpdir } from 'node:os'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
-import type { Dataset } from '../../src/ports/dataset.js'
-import { DATASET_TABLES, seedRowCount, streamDataset, type DatasetChunk, type SeedOptions } from '../../src/seed/generate.js'
+import { DATASET_TABLES, type Dataset, type DatasetChunk } from '../../src/ports/dataset.js'
 import {
   insertSql,
   listVersionTrigger,
@@ -15,31 +11,18 @@ import {
   ListVersionTally,
   quoteIdentifier,
   walkBatches,
-  YIELD_EVERY_MS,
   type ListVersionBump,
   type LoadProgress,
 } from '../sql/bulk-load.js'
 import type { SqlCodec } from '../sql/codec.js'
 import { fixtureTable } from '../sql/sql-fixtures.js'
-import { sqliteCodec } from './sqlite-codec.js'
-import type { SeedWorkerData, SeedWorkerMessage } from './sqlite-seed-protocol.js'
 
 /** Rows per multi-row INSERT: one prepared statement per this many (1,900 values for a to-do batch, far under the 32,766 limit). */
 const ROWS_PER_STATEMENT = 100
 /** The page cache during a bulk load (KiB): a table's pages stay in memory while its indexes are rebuilt. */
 const BULK_CACHE_KIB = 256 * 1024
-/** Below this many rows a seed loads on one thread: starting a worker and copying its tables would cost more than it saves. */
-const PARALLEL_MIN_ROWS = 200_000
-/**
- * The tables a seed worker makes, loads and indexes in a file of its own while the main thread
- * does the rest; the main thread then copies them in. Chosen by measurement at scale 1,000,000
- * so both threads finish together: the main thread's share plus the copy (about a sixth of what
- * building a table costs) equals the worker's share. To-dos are the widest table; projects,
- * expenses and absences carry five or six indexes each.
- */
-const WORKER_TABLES: readonly (keyof Dataset)[] = ['projects', 'expenses', 'todos']
-/** The schema name the worker's file is attached under. */
-const WORKER_SCHEMA = 'wfa_seed_worker'
+/** The schema name a parallel loader's file is attached under. */
+const WORKER_SCHEMA = 'wfa_parallel_load'
 
 /** The better-sqlite3 `Database` surface a bulk load uses (typed here so this file needs no driver types). */
 export interface SqliteBulkDatabase {
@@ -54,8 +37,9 @@ export interface SqliteBulkDatabase {
 }
 
 /**
- * Loads streamed rows (`streamDataset`) into SQLite in one transaction: all of it or none of
- * it, like `loadDataset`, in memory bounded by one chunk. What makes it fast:
+ * Loads a stream of dataset chunks (the seed's `streamDataset`, say) into SQLite in one
+ * transaction: all of it or none of it, like `loadDataset`, in memory bounded by one chunk.
+ * What makes it fast:
  * - prepared 100-row INSERTs bound straight to better-sqlite3 (no query builder per batch);
  * - `INSERT OR ROLLBACK`: a failed row rolls the whole transaction back, which is what a load
  *   wants anyway, and so SQLite keeps no statement journal (a plain INSERT copies every page it
@@ -79,10 +63,7 @@ export async function loadSqliteDatasetStream(
   const restore = useBulkSettings(database)
   database.exec('BEGIN IMMEDIATE')
   try {
-    const bumps = await loadTables(database, codec, chunks, progress)
-    applyListVersions(database, bumps)
-    progress.stage?.('committing')
-    database.exec('COMMIT')
+    commitLoad(database, await loadTables(database, codec, chunks, progress), progress)
   } catch (error) {
     if (database.inTransaction) database.exec('ROLLBACK')
     throw error
@@ -91,54 +72,60 @@ export async function loadSqliteDatasetStream(
   }
 }
 
-export interface SqliteSeedOptions extends SeedOptions {
+/**
+ * What fills some of a dataset's tables into a SQLite file of its own while
+ * `loadSqliteDatasetInParallel` loads the others: typically a worker thread that makes the rows
+ * and loads them with `fillSqliteFile` (the seed's is `src/seed/sqlite-seed-worker.ts`).
+ */
+export interface SqliteParallelLoader {
+  /** The dataset tables it fills; the stream loaded on this thread must not hold them. */
+  readonly tables: readonly (keyof Dataset)[]
   /**
-   * Load on two threads: a worker makes some tables in a file of its own while this thread
-   * makes the others, then they are copied in. Default: when the machine has two cores or
-   * more and the seed has at least 200,000 rows.
+   * Starts filling `filename`, whose tables exist, empty, with their indexes and without
+   * triggers, with a page cache of `cacheKib` KiB. `done` resolves once the file is closed
+   * (closing releases its lock, so this thread may read it) with the list-version bumps owed
+   * for its rows; `stop` ends the loader, done or not.
    */
-  parallel?: boolean
+  start(filename: string, cacheKib: number): { done: Promise<ListVersionBump[]>; stop(): Promise<unknown> }
 }
 
 /**
- * Seeds `database` with `generateDataset(options)`, in one transaction: `workforce-api seed`.
- * Large seeds run on two threads. A worker thread makes, loads and indexes `WORKER_TABLES`
- * in a temporary file while this thread loads the other tables straight into `database` (as
- * `loadSqliteDatasetStream`); then SQLite copies the worker's tables in whole, rows and index
- * entries already in order, which costs about a sixth of building them. Either both halves
- * commit or neither does; the temporary file is deleted either way.
+ * Loads `chunks` into `database` as `loadSqliteDatasetStream` does, while `loader` fills its
+ * tables in a temporary file on another thread; then SQLite copies the loader's tables in whole,
+ * rows and index entries already in order, which costs about a sixth of building them. Either
+ * both halves commit or neither does; the temporary file is deleted either way.
  *
- * The parallel path needs the worker's tables empty (the copy appends to an empty table only);
- * otherwise, and for small seeds, the load runs on this thread alone.
+ * The copy appends to an empty table only: the loader's tables must be empty in `database`
+ * (`sqliteTablesEmpty`), or this throws before loading anything.
  */
-export async function seedSqliteDatabase(database: SqliteBulkDatabase, options: SqliteSeedOptions = {}, progress: LoadProgress = {}): Promise<void> {
-  const { parallel, ...seed } = options
-  const wanted = parallel ?? (availableParallelism() > 1 && seedRowCount(seed) >= PARALLEL_MIN_ROWS)
-  if (!wanted || !WORKER_TABLES.every((name) => isEmpty(database, fixtureTable(name).table))) {
-    await loadSqliteDatasetStream(database, sqliteCodec, streamDataset(seed), progress)
-    return
-  }
-  const directory = mkdtempSync(join(tmpdir(), 'wfa-seed-'))
+export async function loadSqliteDatasetInParallel(
+  database: SqliteBulkDatabase,
+  codec: SqlCodec,
+  chunks: Iterable<DatasetChunk>,
+  loader: SqliteParallelLoader,
+  progress: LoadProgress = {},
+): Promise<void> {
+  if (!sqliteTablesEmpty(database, loader.tables)) throw new Error(`bulk load: a parallel load needs ${loader.tables.join(', ')} empty`)
+  const directory = mkdtempSync(join(tmpdir(), 'wfa-parallel-load-'))
   const restore = useBulkSettings(database)
   let attached = false
-  let worker: Worker | undefined
+  let started: ReturnType<SqliteParallelLoader['start']> | undefined
   try {
     const filename = join(directory, 'worker.db')
     database.exec(`ATTACH DATABASE '${filename.replace(/'/g, "''")}' AS ${WORKER_SCHEMA}`)
     attached = true
-    createWorkerSchema(database, WORKER_TABLES)
+    createWorkerSchema(database, loader.tables)
     // Deferred, not IMMEDIATE: IMMEDIATE would take the attached file's write lock too, which
-    // the worker needs. The first INSERT takes ours, a moment later.
+    // the loader needs. The first INSERT takes ours, a moment later.
     database.exec('BEGIN')
-    worker = startSeedWorker({ filename, scale: seed.scale, tables: WORKER_TABLES, cacheKib: BULK_CACHE_KIB })
-    const workerDone = workerResult(worker, progress)
+    started = loader.start(filename, BULK_CACHE_KIB)
+    const workerDone = started.done
     // Awaited below; until then a failure must not count as unhandled.
     workerDone.catch(() => {})
-    const mainTables = DATASET_TABLES.filter((name) => !WORKER_TABLES.includes(name))
-    const bumps = await loadTables(database, sqliteCodec, streamDataset({ ...seed, tables: mainTables }), progress)
+    const bumps = await loadTables(database, codec, chunks, progress)
     progress.stage?.('waiting for the worker')
     const workerBumps = await workerDone
-    for (const name of WORKER_TABLES) {
+    for (const name of loader.tables) {
       const { table } = fixtureTable(name)
       progress.stage?.(`copying ${table}`)
       await new Promise((resolve) => setImmediate(resolve))
@@ -152,14 +139,12 @@ export async function seedSqliteDatabase(database: SqliteBulkDatabase, options: 
         bumps.push(...workerBumps.filter((bump) => bump.table === table))
       }
     }
-    applyListVersions(database, bumps)
-    progress.stage?.('committing')
-    database.exec('COMMIT')
+    commitLoad(database, bumps, progress)
   } catch (error) {
     if (database.inTransaction) database.exec('ROLLBACK')
     throw error
   } finally {
-    await worker?.terminate()
+    await started?.stop()
     if (attached) database.exec(`DETACH DATABASE ${WORKER_SCHEMA}`)
     restore()
     rmSync(directory, { recursive: true, force: true })
@@ -167,27 +152,33 @@ export async function seedSqliteDatabase(database: SqliteBulkDatabase, options: 
 }
 
 /**
- * The seed worker's side (`sqlite-seed-worker.ts`): makes its tables' rows and loads them into
- * its own file, which nobody else reads until it is closed, so without journal, sync or lock
- * traffic. Returns the list-version bumps the main thread owes for them.
+ * A parallel loader's side: loads `chunks` into its own file, which nobody else reads until it
+ * is closed, so without journal, sync or lock traffic. Returns the list-version bumps the main
+ * thread owes for them.
  */
-export async function fillSeedWorkerDatabase(
+export async function fillSqliteFile(
   database: SqliteBulkDatabase,
-  data: Pick<SeedWorkerData, 'scale' | 'tables' | 'cacheKib'>,
+  codec: SqlCodec,
+  chunks: Iterable<DatasetChunk>,
+  cacheKib: number,
   progress: LoadProgress,
 ): Promise<ListVersionBump[]> {
   database.pragma('journal_mode = OFF')
   database.pragma('synchronous = OFF')
   database.pragma('locking_mode = EXCLUSIVE')
-  database.pragma(`cache_size = ${-data.cacheKib}`)
+  database.pragma(`cache_size = ${-cacheKib}`)
   database.pragma('temp_store = MEMORY')
   database.exec('BEGIN')
   const tally = new ListVersionTally()
-  const chunks = streamDataset({ ...(data.scale === undefined ? {} : { scale: data.scale }), tables: data.tables })
-  await loadTables(database, sqliteCodec, chunks, progress, tally)
+  await loadTables(database, codec, chunks, progress, tally)
   database.exec('COMMIT')
   // The worker's file has no triggers: every bump is owed, whatever was set aside here.
   return tally.bumps()
+}
+
+/** Whether every one of `tables` holds no row: what `loadSqliteDatasetInParallel` needs of its loader's tables. */
+export function sqliteTablesEmpty(database: SqliteBulkDatabase, tables: readonly (keyof Dataset)[]): boolean {
+  return tables.every((name) => isEmpty(database, fixtureTable(name).table))
 }
 
 /**
@@ -245,6 +236,13 @@ async function loadTables(
     },
   })
   return tally.bumps().filter((bump) => owed.has(bump.table))
+}
+
+/** Ends a load: the list versions its set-aside triggers owe, then the commit. */
+function commitLoad(database: SqliteBulkDatabase, bumps: readonly ListVersionBump[], progress: LoadProgress): void {
+  applyListVersions(database, bumps)
+  progress.stage?.('committing')
+  database.exec('COMMIT')
 }
 
 /** Adds the bumps to `wfa_list_versions` in dataset table order: the order the triggers would have created its rows in. */
@@ -355,72 +353,5 @@ function useRollbackJournal(database: SqliteBulkDatabase): { restore(): void } {
         // Busy: every adapter sets WAL again when it opens the database, so nothing is lost.
       }
     },
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The worker thread
-
-/** Starts the seed worker on its file. */
-function startSeedWorker(workerData: SeedWorkerData): Worker {
-  const entry = seedWorkerEntry()
-  return new Worker(entry.entry, { workerData, eval: entry.eval })
-}
-
-/** The worker's bumps once it has loaded and closed its file; its rows and indexes reported as they come. */
-function workerResult(worker: Worker, progress: LoadProgress): Promise<ListVersionBump[]> {
-  return new Promise((resolve, reject) => {
-    let done: ListVersionBump[] | undefined
-    worker.on('message', (message: SeedWorkerMessage) => {
-      if (message.type === 'rows') progress.rowsLoaded?.(message.count)
-      else if (message.type === 'index') progress.indexBuilt?.(message.name)
-      else done = message.bumps
-    })
-    worker.on('error', reject)
-    worker.on('exit', (code) => {
-      if (done !== undefined) resolve(done)
-      else reject(new Error(`bulk load: the seed worker stopped (exit code ${code}) before it finished`))
-    })
-  })
-}
-
-/**
- * Where the worker entry is, wherever this code runs (as `SqliteReadPool` finds its worker):
- * - bundled by tsup: `dist/adapters/sqlite/sqlite-seed-worker.js` (an entry of its own), seen
- *   from the CLI or a chunk at `dist/`;
- * - from source (tsx, vitest): `./sqlite-seed-worker.ts` beside this file, which registers
- *   tsx's CommonJS hook itself (Node 20 runs neither a `.ts` worker nor `--import` hooks in workers).
- */
-function seedWorkerEntry(): { entry: URL | string; eval: boolean } {
-  const here = import.meta.url
-  const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
-  const name = `sqlite-seed-worker.${extension}`
-  const candidates = [new URL(`./${name}`, here), new URL(`./adapters/sqlite/${name}`, here)]
-  const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
-  if (url === undefined) throw new Error(`bulk load: seed worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)
-  if (extension !== 'ts') return { entry: url, eval: false }
-  const tsx = createRequire(here).resolve('tsx/cjs/api')
-  return { entry: `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(url))})`, eval: true }
-}
-
-/** A worker's progress, sent to the main thread at most every `YIELD_EVERY_MS` rather than per chunk. */
-export function postedProgress(post: (message: SeedWorkerMessage) => void): LoadProgress & { flush(): void } {
-  let rows = 0
-  let sentAt = Date.now()
-  const flush = () => {
-    if (rows > 0) post({ type: 'rows', count: rows })
-    rows = 0
-    sentAt = Date.now()
-  }
-  return {
-    rowsLoaded(count) {
-      rows += count
-      if (Date.now() - sentAt >= YIELD_EVERY_MS) flush()
-    },
-    indexBuilt(name) {
-      flush()
-      post({ type: 'index', name })
-    },
-    flush,
   }
 }

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely'
 import { migrationStatus, type MigrationStatus } from '../../adapters/sql/migrate.js'
 import type { LoadProgress } from '../../adapters/sql/bulk-load.js'
 import type { ReferenceAdapterPorts } from '../ports/index.js'
-import { streamDataset, type SeedOptions } from '../seed/generate.js'
+import type { SeedOptions } from '../seed/generate.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
@@ -83,15 +83,15 @@ interface Unchecked {
 
 async function openUnchecked(db: string, options: { create: boolean; migrate: boolean; readWorkers: boolean }): Promise<Unchecked> {
   if (isPostgresUrl(db)) {
-    const { openPostgresAdapter, postgresCodec, postgresColumnTypes } = await import('../../adapters/postgres/index.js')
-    const { loadPostgresDatasetStream } = await import('../../adapters/postgres/postgres-bulk-load.js')
+    const { openPostgresAdapter, postgresColumnTypes } = await import('../../adapters/postgres/index.js')
+    const { seedPostgresDatabase } = await import('../seed/postgres-seed.js')
     const adapter = await openPostgresAdapter({ connectionString: db }, { migrate: options.migrate })
     return {
       adapter: Object.assign(adapter, {
         async loadSeed(seed: SeedOptions, progress: LoadProgress) {
           const client = await adapter.pool.connect()
           try {
-            await loadPostgresDatasetStream(client, postgresCodec, streamDataset(seed), progress)
+            await seedPostgresDatabase(client, seed, progress)
           } finally {
             client.release()
           }
@@ -103,7 +103,7 @@ async function openUnchecked(db: string, options: { create: boolean; migrate: bo
   }
   checkSqlitePath(db, options.create)
   const { openSqliteAdapter, sqliteColumnTypes } = await import('../../adapters/sqlite/index.js')
-  const { seedSqliteDatabase } = await import('../../adapters/sqlite/sqlite-bulk-load.js')
+  const { seedSqliteDatabase } = await import('../seed/sqlite-seed.js')
   const adapter = await openSqliteAdapter({ filename: db, migrate: options.migrate, ...(options.readWorkers ? {} : { readWorkers: 0 }) })
   return {
     adapter: Object.assign(adapter, {

@@ -128,6 +128,32 @@ export interface ModuleRow {
   active: boolean
 }
 
+/**
+ * A `Dataset`'s tables in load order: a row refers only to rows of the tables before its own
+ * (or to earlier rows of its own table), so loading them in this order never waits on a
+ * reference. A stream of `DatasetChunk`s comes table by table in this order.
+ */
+export const DATASET_TABLES: readonly (keyof Dataset)[] = [
+  'companies',
+  'people',
+  'memberships',
+  'roles',
+  'employees',
+  'projects',
+  'shifts',
+  'absences',
+  'expenses',
+  'todoLists',
+  'todos',
+  'modules',
+]
+
+/**
+ * Some consecutive rows of one table of a `Dataset`: what the SQL adapters' bulk loads take, a
+ * stream of them table by table in `DATASET_TABLES` order (the seed's `streamDataset` makes one).
+ */
+export type DatasetChunk = { [T in keyof Dataset]: { table: T; rows: Dataset[T] } }[keyof Dataset]
+
 export function emptyDataset(): Dataset {
   return {
     companies: [],

@@ -34,6 +34,7 @@ import { PLATFORM_MODULES } from '../ports/module-registry.js'
 import type {
   AbsenceRow,
   Dataset,
+  DatasetChunk,
   EmployeeRow,
   ExpenseRow,
   MembershipRow,
@@ -43,7 +44,7 @@ import type {
   ShiftRow,
   TodoListRow,
 } from '../ports/dataset.js'
-import { emptyDataset } from '../ports/dataset.js'
+import { DATASET_TABLES, emptyDataset } from '../ports/dataset.js'
 import { mulberry32 } from './prng.js'
 
 export interface SeedOptions {
@@ -669,10 +670,7 @@ function acceptedMembership(companyId: number, userId: number, personId: number,
 
 type TableRows = { [T in keyof Dataset]: (plan: readonly CompanyPlan[]) => Iterable<Dataset[T][number]> }
 
-/**
- * Each table's rows. The key order is the order tables are streamed and loaded in: a row
- * refers only to tables before its own (or to earlier rows of it).
- */
+/** Each table's rows, made and streamed in `DATASET_TABLES` order (src/ports/dataset.ts). */
 const TABLE_ROWS: TableRows = {
   companies: companyRows,
   people: personRows,
@@ -691,12 +689,6 @@ const TABLE_ROWS: TableRows = {
 function rowsOf(table: keyof Dataset, plan: readonly CompanyPlan[]): Iterable<unknown> {
   return TABLE_ROWS[table](plan)
 }
-
-/** A `Dataset`'s tables in the order `streamDataset` yields them. */
-export const DATASET_TABLES = Object.keys(TABLE_ROWS) as readonly (keyof Dataset)[]
-
-/** Some consecutive rows of one table. */
-export type DatasetChunk = { [T in keyof Dataset]: { table: T; rows: Dataset[T] } }[keyof Dataset]
 
 export interface StreamOptions extends SeedOptions {
   /** Rows per chunk, at most. Default 100. */

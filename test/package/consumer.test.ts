@@ -171,7 +171,7 @@ describe('the packed tarball', () => {
     const targets = (value: unknown): string[] =>
       typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(targets) : []
     // The workers are started by path (readWorkerEntry, seedWorkerEntry), not imported.
-    const workers = ['./dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs', './dist/adapters/sqlite/sqlite-seed-worker.js']
+    const workers = ['./dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs', './dist/seed/sqlite-seed-worker.js']
     // The built portal is read by path (registerPortal) and served as it is: every file of it is reached.
     const portal = packedFiles.filter((path) => path.startsWith('dist/portal/')).map((path) => `./${path}`)
     expect(portal).toEqual(expect.arrayContaining(['./dist/portal/index.html', './dist/portal/workforce-portal.js']))

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { openPostgresAdapter, postgresCodec, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { loadPostgresDatasetStream } from '../../adapters/postgres/postgres-bulk-load.js'
-import { generateDataset, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
+import type { DatasetChunk } from '../../src/ports/dataset.js'
+import { generateDataset, streamDataset } from '../../src/seed/generate.js'
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.js'
 
 // The bulk loader behind `seed --db postgres://…` against the loader every other test uses.

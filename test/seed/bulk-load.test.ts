@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadSqliteDatasetStream, seedSqliteDatabase } from '../../adapters/sqlite/sqlite-bulk-load.js'
+import { loadSqliteDatasetStream } from '../../adapters/sqlite/sqlite-bulk-load.js'
 import { openSqliteAdapter, sqliteCodec, type SqliteAdapter } from '../../adapters/sqlite/index.js'
-import { generateDataset, seedRowCount, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
+import type { DatasetChunk } from '../../src/ports/dataset.js'
+import { generateDataset, seedRowCount, streamDataset } from '../../src/seed/generate.js'
+import { seedSqliteDatabase } from '../../src/seed/sqlite-seed.js'
 
 // The bulk loader behind `seed` against the loader every other test uses: same rows, same
 // schema afterwards, all or nothing.
@@ -95,7 +97,7 @@ describe('loadSqliteDatasetStream', () => {
       .prepare(`insert into wfa_users (id, email, email_lower, first_name, last_name, active, password_hash, created_at, updated_at) values (9999999, ?, ?, 'A', 'B', 1, 'x', 0, 0)`)
       .run(first!.email, first!.email.toLowerCase())
     const before = snapshot(adapter)
-    const workerFiles = () => readdirSync(tmpdir()).filter((name) => name.startsWith('wfa-seed-'))
+    const workerFiles = () => readdirSync(tmpdir()).filter((name) => name.startsWith('wfa-parallel-load-'))
     const filesBefore = workerFiles()
     await expect(seedSqliteDatabase(adapter.database, { scale: SCALE, parallel: true })).rejects.toThrow(/UNIQUE constraint failed: wfa_users.email_lower/)
     expect(snapshot(adapter)).toEqual(before)

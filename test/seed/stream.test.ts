@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { emptyDataset, type Dataset } from '../../src/ports/dataset.js'
-import { DATASET_TABLES, generateDataset, seedRowCount, streamDataset, type DatasetChunk } from '../../src/seed/generate.js'
+import { DATASET_TABLES, emptyDataset, type Dataset, type DatasetChunk } from '../../src/ports/dataset.js'
+import { generateDataset, seedRowCount, streamDataset } from '../../src/seed/generate.js'
 
 /** The streamed chunks put back together, table by table. */
 function collect(chunks: Iterable<DatasetChunk>): Dataset {

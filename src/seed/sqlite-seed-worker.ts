@@ -6,8 +6,10 @@
  */
 import Database from 'better-sqlite3'
 import { parentPort, workerData } from 'node:worker_threads'
-import { fillSeedWorkerDatabase, postedProgress } from './sqlite-bulk-load.js'
-import type { SeedWorkerData, SeedWorkerMessage } from './sqlite-seed-protocol.js'
+import { fillSqliteFile } from '../../adapters/sqlite/sqlite-bulk-load.js'
+import { sqliteCodec } from '../../adapters/sqlite/sqlite-codec.js'
+import { streamDataset } from './generate.js'
+import { postedProgress, type SeedWorkerData, type SeedWorkerMessage } from './sqlite-seed-protocol.js'
 
 const post = (message: SeedWorkerMessage) => (parentPort as NonNullable<typeof parentPort>).postMessage(message)
 
@@ -16,7 +18,8 @@ async function run(data: SeedWorkerData): Promise<void> {
   const progress = postedProgress(post)
   let bumps
   try {
-    bumps = await fillSeedWorkerDatabase(database, data, progress)
+    const chunks = streamDataset({ ...(data.scale === undefined ? {} : { scale: data.scale }), tables: data.tables })
+    bumps = await fillSqliteFile(database, sqliteCodec, chunks, data.cacheKib, progress)
   } finally {
     database.close()
   }
