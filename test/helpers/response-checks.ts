@@ -108,7 +108,7 @@ function check(exchange: Exchange, url: string, documentOf: () => OpenApiDocumen
  * Hands `ended` what `response` sent once it ends: its headers, including those passed straight
  * to `writeHead` (as Fastify does), which `getHeaders()` never sees, and its body.
  */
-function captureResponse(response: ServerResponse, ended: (headers: Exchange['headers'], body: Buffer) => void): void {
+export function captureResponse(response: ServerResponse, ended: (headers: Exchange['headers'], body: Buffer) => void): void {
   const chunks: Buffer[] = []
   let given: Record<string, unknown> = {}
   const keep = (chunk: unknown) => {
