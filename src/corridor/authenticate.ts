@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { presentedKey, repeatsCredential } from '../auth/api-key.js'
 import type { AuthenticatedKey, KeyVerifier } from '../auth/key-verifier.js'
 import { UnauthorizedError } from '../errors.js'
-import type { CorridorStage } from './stage.js'
+import type { CorridorStage, StageResponses } from './stage.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +31,12 @@ export interface AuthGate {
   refusal(reply: FastifyReply): Error
 }
 
+/** Every credential failure is this one 401 (the gate's 429 is the failed-auth limit's). */
+export const AUTHENTICATE_RESPONSES: StageResponses = {
+  stage: 'authenticate',
+  responses: [{ status: 401, code: 'unauthorized', headers: ['WWW-Authenticate'] }],
+}
+
 /**
  * Key → company and scopes (spec 5). Every credential failure — missing, malformed, unknown,
  * revoked, expired, a repeated credential header — is the same 401 (spec 5.4), or, from an
@@ -46,7 +52,7 @@ export function authenticate(verifier: KeyVerifier): CorridorStage {
     request.workforceAuth = auth
   }
   return {
-    name: 'authenticate',
+    name: AUTHENTICATE_RESPONSES.stage,
     setup(app) {
       app.decorateRequest('workforceAuth', null)
       app.decorateRequest('workforceAuthGate', null)

@@ -3,7 +3,13 @@ import type { AuthenticatedKey } from '../auth/key-verifier.js'
 import type { ModuleCache } from '../auth/module-cache.js'
 import { ForbiddenError } from '../errors.js'
 import { SCOPE_MODULES } from '../scopes.js'
-import type { CorridorStage } from './stage.js'
+import type { CorridorStage, StageResponses } from './stage.js'
+
+/** A missing scope and an inactive module are the same 403, on every route: each has a scope. */
+export const AUTHORIZE_RESPONSES: StageResponses = {
+  stage: 'authorize',
+  responses: [{ status: 403, code: 'forbidden' }],
+}
 
 /**
  * Scope and module (spec 5.5): the key must hold the route's scope, and the scope's platform
@@ -11,7 +17,7 @@ import type { CorridorStage } from './stage.js'
  */
 export function authorize(modules: ModuleCache): CorridorStage {
   return {
-    name: 'authorize',
+    name: AUTHORIZE_RESPONSES.stage,
     hooksFor({ scope }) {
       const module = SCOPE_MODULES[scope]
       const onRequest = async (request: FastifyRequest) => {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { RouteSpec } from '../api/route-spec.js'
 import { bearerToken } from '../auth/api-key.js'
 import { ConflictError, ValidationError } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { IdempotencyStore, StoredResponse } from '../ports/idempotency-store.js'
 import type { WriteTransaction } from '../ports/write-storage.js'
 import { idempotencySlot, requestFingerprint } from './idempotency-fingerprint.js'
-import type { CorridorStage } from './stage.js'
+import type { CorridorStage, StageResponses } from './stage.js'
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
 /**
@@ -26,6 +27,29 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
 /** Refusals that are not recorded: the client fixes the credential or waits, then retries the same key. */
 const NOT_RECORDED: ReadonlySet<number> = new Set([401, 403, 429])
+
+/** Spec 4.4: the stage guards the routes of a mutating method, and no other. */
+export function isMutation(route: Pick<RouteSpec, 'method'>): boolean {
+  return MUTATING.has(route.method)
+}
+
+/** Whether a response of this status is stored, and so replayed to a retry of the same key. */
+function isRecorded(status: number): boolean {
+  return status < 500 && !NOT_RECORDED.has(status)
+}
+
+/**
+ * A retry while the first request runs is a 409 with `Retry-After`; a key that is malformed or
+ * was used for another request is a 422. A replay is a stored response, marked `Idempotent-Replay`.
+ */
+export const IDEMPOTENCY_RESPONSES: StageResponses = {
+  stage: 'idempotency',
+  responses: [
+    { status: 409, code: 'conflict', headers: ['Retry-After-In-Flight'], when: isMutation },
+    { status: 422, code: 'validation_error', when: isMutation },
+  ],
+  stamps: [{ headers: ['Idempotent-Replay'], statuses: isRecorded, when: isMutation }],
+}
 
 /**
  * The idempotency slot a request holds while it executes. It is settled exactly once: by the
@@ -125,7 +149,7 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
   }
 
   return {
-    name: 'idempotency',
+    name: IDEMPOTENCY_RESPONSES.stage,
     setup(app) {
       app.decorateRequest('idempotency', null)
       let timer: NodeJS.Timeout | undefined
@@ -137,7 +161,7 @@ export function idempotency(settings: IdempotencySettings): CorridorStage {
     },
     // Spec 4.4: only mutating methods; GETs never run these hooks. `onResponse` stops the
     // heartbeat of a request whose response never reached `onSend` (the client went away).
-    hooksFor: (route) => (MUTATING.has(route.method) ? { preValidation: claim, onSend: record, onResponse: stopHeartbeat } : null),
+    hooksFor: (route) => (isMutation(route) ? { preValidation: claim, onSend: record, onResponse: stopHeartbeat } : null),
   }
 }
 
@@ -209,7 +233,7 @@ export async function recordResponse(
   if (attempt === null || !attempt.settle()) return payload
   const status = reply.statusCode
   try {
-    if (status >= 500 || NOT_RECORDED.has(status)) {
+    if (!isRecorded(status)) {
       await settings.store.release(attempt.slot, attempt.token)
     } else {
       const response = storedResponse(reply, payload)

@@ -3,14 +3,15 @@ import { routeSpecOf } from '../api/route-spec.js'
 import type { KeyVerifier } from '../auth/key-verifier.js'
 import type { ModuleCache } from '../auth/module-cache.js'
 import type { Scope } from '../scopes.js'
-import { authenticate } from './authenticate.js'
-import { authorize } from './authorize.js'
-import { idempotency, type IdempotencySettings } from './idempotency.js'
-import { rateLimits, type RateLimitSettings } from './rate-limit.js'
-import { handleError, handleNotFound } from './render.js'
+import { authenticate, AUTHENTICATE_RESPONSES } from './authenticate.js'
+import { authorize, AUTHORIZE_RESPONSES } from './authorize.js'
+import { idempotency, IDEMPOTENCY_RESPONSES, type IdempotencySettings } from './idempotency.js'
+import { acceptJsonBodiesOnly, PARSE_BODY_RESPONSES } from './parse-body.js'
+import { FAILED_AUTH_LIMIT_RESPONSES, RATE_LIMIT_RESPONSES, rateLimits, type RateLimitSettings } from './rate-limit.js'
+import { FRAMEWORK_ERRORS_RESPONSES, handleError, handleNotFound, RENDER_RESPONSES } from './render.js'
 import { setResponseHeaders } from './response-headers.js'
-import type { CorridorStage, StageHooks } from './stage.js'
-import { createValidatorCompiler } from './validate.js'
+import type { CorridorStage, StageHooks, StageResponses } from './stage.js'
+import { createValidatorCompiler, VALIDATE_RESPONSES } from './validate.js'
 
 export interface CorridorDependencies {
   verifier: KeyVerifier
@@ -22,24 +23,48 @@ export interface CorridorDependencies {
 }
 
 /**
- * The corridor every API request walks, in order:
+ * The corridor every API request walks, in order — written here once:
  *
- *   failed-auth limit → authenticate → rate limit → authorize → idempotency (mutations)
- *     → validate → handler → render
+ *   router → failed-auth limit → authenticate → rate limit → authorize → body parsing
+ *     → idempotency (mutations) → validate → handler; render answers for a failure anywhere
  *
- * The stages listed here put route-level hooks on each route, in this order; validation
- * (`./validate.ts`) and rendering (`./render.ts`) are the context's schema compiler and
- * error handler. Adding a stage is one file and one line in this list.
+ * Each entry is what that place can answer instead of the route (`StageResponses`, declared
+ * beside its code); the reference document reads them from here (src/openapi/responses.ts).
+ * The places that put route-level hooks on a route are built by `corridorStages()`, in this
+ * order; the router and body parsing are Fastify's, validation (`./validate.ts`) and rendering
+ * (`./render.ts`) are the context's schema compiler and error handler. Adding a stage is one
+ * file, one line here and one in `corridorStages()`.
+ */
+export const CORRIDOR: readonly StageResponses[] = [
+  FRAMEWORK_ERRORS_RESPONSES,
+  FAILED_AUTH_LIMIT_RESPONSES,
+  AUTHENTICATE_RESPONSES,
+  RATE_LIMIT_RESPONSES,
+  AUTHORIZE_RESPONSES,
+  PARSE_BODY_RESPONSES,
+  IDEMPOTENCY_RESPONSES,
+  VALIDATE_RESPONSES,
+  RENDER_RESPONSES,
+]
+
+/**
+ * The stages that put route-level hooks on each route, in `CORRIDOR`'s order; a stage the
+ * host turned off (`rateLimit: false`, no writes) is left out.
  */
 export function corridorStages(deps: CorridorDependencies): CorridorStage[] {
   const limits = deps.rateLimit === undefined ? undefined : rateLimits(deps.rateLimit)
-  return [
-    ...(limits === undefined ? [] : [limits.failedAuth]),
+  const built: ReadonlyArray<CorridorStage | undefined> = [
+    limits?.failedAuth,
     authenticate(deps.verifier),
-    ...(limits === undefined ? [] : [limits.perKey]),
+    limits?.perKey,
     authorize(deps.modules),
-    ...(deps.idempotency === undefined ? [] : [idempotency(deps.idempotency)]),
+    deps.idempotency === undefined ? undefined : idempotency(deps.idempotency),
   ]
+  const byName = new Map(built.flatMap((stage) => (stage === undefined ? [] : [[stage.name, stage] as const])))
+  for (const name of byName.keys()) {
+    if (!CORRIDOR.some(({ stage }) => stage === name)) throw new Error(`fastify-workforce-api: corridor stage ${name} has no place in CORRIDOR`)
+  }
+  return CORRIDOR.flatMap(({ stage }) => byName.get(stage) ?? [])
 }
 
 /** One mounted route and the stages that guard it, as `app.workforceApi.routes` lists them. */
@@ -67,8 +92,7 @@ export async function registerCorridor(app: FastifyInstance, stages: readonly Co
   app.setValidatorCompiler(createValidatorCompiler())
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
-  // Bodies are JSON only: any other media type is a 415, not a string body that fails later.
-  app.removeContentTypeParser('text/plain')
+  acceptJsonBodiesOnly(app)
   app.addHook('onRequest', setResponseHeaders)
   for (const stage of stages) await stage.setup?.(app)
 

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache'
 import { KEY_CACHE_MAX, type AuthenticatedKey } from '../auth/key-verifier.js'
 import { RateLimitedError } from '../errors.js'
 import type { AuthGate } from './authenticate.js'
-import type { CorridorStage } from './stage.js'
+import type { CorridorStage, DocumentedHeader, StageResponses } from './stage.js'
 
 /** Requests per key per window, unless the key carries its own `rate_limit` (spec 7, 8). */
 export const DEFAULT_RATE_LIMIT_MAX = 600
@@ -25,6 +25,26 @@ export const VOUCH_TTL_MS = 24 * 60 * 60_000
 export const VOUCH_RENEW_MS = 5 * 60_000
 /** Where counters live in a shared Redis, so they never collide with the host's keys. */
 const REDIS_NAMESPACE = 'wfa-rate-limit:'
+
+/** What `@fastify/rate-limit` sets on every response once the key is known, its own 429 included. */
+export const RATE_LIMIT_HEADERS: readonly DocumentedHeader[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
+
+/**
+ * An address past its failed-authentication budget gets a 429 for any failure. The refusal is
+ * built here (`AuthGate.refusal`) and thrown by authenticate, before the key is known: no
+ * `X-RateLimit-*`, only `Retry-After`.
+ */
+export const FAILED_AUTH_LIMIT_RESPONSES: StageResponses = {
+  stage: 'failed-auth-limit',
+  responses: [{ status: 429, code: 'rate_limited', headers: ['Retry-After'] }],
+}
+
+/** A key past its budget gets a 429; from here on every response says where the budget stands. */
+export const RATE_LIMIT_RESPONSES: StageResponses = {
+  stage: 'rate-limit',
+  responses: [{ status: 429, code: 'rate_limited', headers: ['Retry-After'] }],
+  stamps: [{ headers: RATE_LIMIT_HEADERS }],
+}
 
 export interface RateLimitSettings {
   max: number
@@ -92,7 +112,7 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
   // Keys this process marked as vouched lately: spares the store a write per request.
   const renewed = new LRUCache<string, true>({ max: KEY_CACHE_MAX, ttl: VOUCH_RENEW_MS })
   const failedAuth: CorridorStage = {
-    name: 'failed-auth-limit',
+    name: FAILED_AUTH_LIMIT_RESPONSES.stage,
     async setup(app) {
       await register(app)
       const window = settings.failedAuthWindowMs
@@ -150,7 +170,7 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
 
   let perKeyHook: ReturnType<FastifyInstance['rateLimit']> | undefined
   const perKey: CorridorStage = {
-    name: 'rate-limit',
+    name: RATE_LIMIT_RESPONSES.stage,
     async setup(app) {
       await register(app)
       perKeyHook = app.rateLimit({

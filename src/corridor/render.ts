@@ -2,6 +2,34 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { API_ERROR_CODES, errorEnvelope, STATUS_CODES, ValidationError } from '../errors.js'
 import { StatementTimeout, StorageUnavailable, WriteConflict } from '../ports/errors.js'
 import { RESPONSE_HEADERS } from './response-headers.js'
+import type { StageResponses } from './stage.js'
+
+/**
+ * What the error handler answers for a failure in any stage or route — the key lookup, before
+ * any header is stamped, included. A `WriteConflict` only a write can meet.
+ */
+export const RENDER_RESPONSES: StageResponses = {
+  stage: 'render',
+  anywhere: true,
+  responses: [
+    { status: 409, code: 'conflict', when: (route) => route.method !== 'GET' },
+    { status: 500, code: 'internal_error' },
+    { status: 503, code: 'service_unavailable', headers: ['Retry-After'] },
+    { status: 504, code: 'query_timeout' },
+  ],
+}
+
+/**
+ * Errors of Fastify's router, before the API runs (`workforceFrameworkErrors` below renders
+ * them): a URL that cannot be decoded, on any route; a path parameter past `maxParamLength`.
+ */
+export const FRAMEWORK_ERRORS_RESPONSES: StageResponses = {
+  stage: 'router',
+  responses: [
+    { status: 400, code: 'bad_request' },
+    { status: 414, code: 'uri_too_long', when: (route) => route.schema.params !== undefined },
+  ],
+}
 
 /**
  * Renders every error of our routes in the spec's envelope, Fastify's own included

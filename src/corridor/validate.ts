@@ -2,6 +2,20 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js'
 import { isCalendarDay, parseInstant } from '../time/calendar.js'
+import type { StageResponses } from './stage.js'
+
+/**
+ * Validation runs on every route (a route without parameters still refuses an unknown one) and
+ * after idempotency, so its 422 is recorded and replayed. A path id that fails its schema is a
+ * 404: no resource can live at that URL.
+ */
+export const VALIDATE_RESPONSES: StageResponses = {
+  stage: 'validate',
+  responses: [
+    { status: 404, code: 'not_found', when: (route) => route.schema.params !== undefined },
+    { status: 422, code: 'validation_error' },
+  ],
+}
 
 /** Formats used by our schemas, with the sentence a client sees when a value misses one. */
 const FORMATS = {

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { mountRoute, type RouteSpec } from '../../src/api/route-spec.js'
-import { registerCorridor, type RouteTableEntry } from '../../src/corridor/index.js'
+import { apiRoutes } from '../../src/api/index.js'
+import { CORRIDOR, registerCorridor, type RouteTableEntry } from '../../src/corridor/index.js'
+import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import type { CorridorStage } from '../../src/corridor/stage.js'
 import { UNAUTHORIZED_MESSAGE } from '../../src/errors.js'
 import { bearer, buildWriteApp, PREFIX, type WriteTestApp } from '../helpers/write-app.js'
@@ -62,6 +64,29 @@ describe('the corridor on every route of the API', () => {
     for (const route of t.app.workforceApi.routes) {
       const expected = READ_ONLY.has(route.method) ? guards : [...guards, 'idempotency']
       expect({ route: `${route.method} ${route.url}`, stages: route.stages }).toEqual({ route: `${route.method} ${route.url}`, stages: expected })
+    }
+  })
+
+  it('runs its stages in the order of CORRIDOR, which declares what each one answers on exactly the routes it guards', async () => {
+    t = await buildWriteApp()
+    const adapter = createMemoryAdapter()
+    const specs = new Map(
+      apiRoutes({
+        storage: adapter.storage,
+        writes: { writes: adapter.writes, clock: { now: () => Date.now() }, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+      }).map((spec) => [spec.operationId, spec]),
+    )
+    const hooked = new Set(t.app.workforceApi.routes.flatMap((route) => route.stages))
+    const places = CORRIDOR.filter((place) => hooked.has(place.stage))
+    expect(places.map((place) => place.stage).sort()).toEqual([...hooked].sort())
+    for (const route of t.app.workforceApi.routes.filter((candidate) => candidate.method !== 'HEAD')) {
+      const spec = specs.get(route.operationId) as RouteSpec
+      expect(route.stages, route.operationId).toEqual(places.map((place) => place.stage).filter((name) => route.stages.includes(name)))
+      for (const place of places) {
+        const conditions = [...place.responses.map((response) => response.when), ...(place.stamps ?? []).map((stamp) => stamp.when)]
+        const declares = conditions.some((when) => when?.(spec) ?? true)
+        expect({ route: route.operationId, stage: place.stage, declares }).toEqual({ route: route.operationId, stage: place.stage, declares: route.stages.includes(place.stage) })
+      }
     }
   })
 
