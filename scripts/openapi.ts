@@ -1,23 +1,29 @@
 /**
  * `npm run openapi`: records an example of every operation by calling the API over the seed
  * data (`src/openapi/examples.generated.ts`), then writes the OpenAPI document the plugin
- * serves to `docs/openapi.json`. Run it after changing a route, a schema or the seed; a test
- * fails while either file is stale.
+ * serves to `docs/openapi.json`, and the admin API's document (`workforceAdmin`) to
+ * `docs/admin-openapi.json`; openapi-typescript turns them into the sync client's and the
+ * portal's types. Run it after changing a route, a schema or the seed; a test fails while any
+ * of these files is stale.
  *
- *   npm run openapi            write both files
- *   npm run openapi -- --check exit 1 if either file differs from what would be written
+ *   npm run openapi                                write every file
+ *   tsx scripts/openapi.ts [--document|--admin] --check   exit 1 if that file differs from what would be written
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createMemoryAdapter } from '../adapters/memory/index.js'
 import type { OperationExample } from '../src/openapi/example-types.js'
+import { workforceAdmin } from '../src/admin/plugin.js'
 import { workforceApi } from '../src/plugin.js'
 import type { Dataset } from '../src/ports/dataset.js'
 import { generateDataset } from '../src/seed/generate.js'
 
 export const EXAMPLES_FILE = fileURLToPath(new URL('../src/openapi/examples.generated.ts', import.meta.url))
 export const DOCUMENT_FILE = fileURLToPath(new URL('../docs/openapi.json', import.meta.url))
+export const ADMIN_DOCUMENT_FILE = fileURLToPath(new URL('../docs/admin-openapi.json', import.meta.url))
+/** openapi-typescript's output for the admin document: the portal's wire types derive from it. */
+export const ADMIN_TYPES_FILE = fileURLToPath(new URL('../portal/src/api/admin-api-types.ts', import.meta.url))
 
 const PREFIX = '/api/public'
 /** Examples are recorded at a fixed instant, so the generated file only changes with the code. */
@@ -159,6 +165,40 @@ export async function buildDocument(): Promise<string> {
   }
 }
 
+/** Where the committed admin document says the admin API is mounted: the prefix docs/admin-api.md uses. */
+const ADMIN_PREFIX = '/settings/integrations/api'
+
+/**
+ * The admin API's document exactly as `workforceAdmin` serves it, over an adapter with every
+ * port the admin API reads (webhooks and audit included), so every route is described.
+ */
+export async function buildAdminDocument(): Promise<string> {
+  const adapter = createMemoryAdapter()
+  const app = Fastify()
+  try {
+    await app.register(workforceApi, {
+      prefix: PREFIX,
+      storage: adapter.storage,
+      keyStore: adapter.keyStore,
+      modules: adapter.modules,
+      writes: adapter.writes,
+      idempotency: adapter.idempotency,
+      webhooks: adapter.webhooks,
+      audit: adapter.audit,
+      usage: adapter.usage,
+      webhookOptions: { secretKey: Buffer.alloc(32).toString('base64'), dispatcher: false },
+      clock: { now: () => EXAMPLE_NOW },
+      rateLimit: false,
+      openapi: false,
+    })
+    await app.register(workforceAdmin, { prefix: ADMIN_PREFIX, authorize: () => null })
+    const response = await app.inject(`${ADMIN_PREFIX}/openapi.json`)
+    return `${JSON.stringify(response.json(), null, 2)}\n`
+  } finally {
+    await app.close()
+  }
+}
+
 function differs(file: string, content: string): boolean {
   try {
     return readFileSync(file, 'utf8') !== content
@@ -169,6 +209,16 @@ function differs(file: string, content: string): boolean {
 
 async function main(argv: readonly string[]): Promise<void> {
   const check = argv.includes('--check')
+  if (argv.includes('--admin')) {
+    const document = await buildAdminDocument()
+    if (check) {
+      if (differs(ADMIN_DOCUMENT_FILE, document)) throw new Error('docs/admin-openapi.json is stale: run npm run openapi')
+      return
+    }
+    writeFileSync(ADMIN_DOCUMENT_FILE, document)
+    console.log(`wrote ${ADMIN_DOCUMENT_FILE}`)
+    return
+  }
   if (argv.includes('--document')) {
     // The second step runs in a fresh process, which loads the examples just written.
     const document = await buildDocument()

@@ -93,3 +93,80 @@ export class WorkforceOptionError extends TypeError {
     this.name = 'WorkforceOptionError'
   }
 }
+
+/** The status each code of ours answers with: the catalogue's codes are one status each. */
+export const API_ERROR_STATUS = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  validation_error: 422,
+  rate_limited: 429,
+} as const
+export type ApiErrorCode = keyof typeof API_ERROR_STATUS
+
+/**
+ * Why a manager of `app.workforceApi` refused (keys, webhooks, invitations, events), and the
+ * code an HTTP route (the admin API) answers that refusal with. One table for every manager:
+ * a new reason is one line here, not a branch in each error handler.
+ */
+export const REFUSAL_CODES = {
+  /** Unknown id (or another company's, which reads the same). */
+  not_found: 'not_found',
+  /** Bad input the route's schema could not see (a scope name, a URL, an instant). */
+  invalid_input: 'validation_error',
+  /** A step the lifecycle forbids in the current state. */
+  invalid_transition: 'conflict',
+  /** Invitations: the membership is accepted, there is nothing pending. */
+  not_pending: 'conflict',
+  /** Invitations: the person is already a member under another user id. */
+  already_member: 'conflict',
+  /** The port behind the manager is not configured: there is nothing to find. */
+  unavailable: 'not_found',
+} as const satisfies Record<string, ApiErrorCode>
+export type RefusalReason = keyof typeof REFUSAL_CODES
+
+/**
+ * The base of the managers' refusals (`KeyManagementError`, `WebhookAdminError`,
+ * `InvitationError`, `EventPublishError`). Hosts and tests match on `reason`; an HTTP route
+ * renders `apiCode` with its status (`API_ERROR_STATUS`) through `refusalAsApiError`. The code
+ * is a getter, not a `code`/`statusCode` field, so Fastify's own error handler in a host's
+ * route treats these errors as it always did.
+ */
+export abstract class WorkforceRefusal<R extends RefusalReason = RefusalReason> extends Error {
+  constructor(
+    message: string,
+    readonly reason: R,
+  ) {
+    super(message)
+  }
+
+  /** The catalogue code an HTTP route answers this refusal with. */
+  get apiCode(): ApiErrorCode {
+    return REFUSAL_CODES[this.reason]
+  }
+
+  /** What an HTTP client may read: the message, unless it speaks of the host's configuration. */
+  get publicMessage(): string {
+    return this.message
+  }
+}
+
+/**
+ * The catalogue error an HTTP route throws for `refusal`: a 422 `validation_error` naming the
+ * body, or the code's own error (404 `not_found`, 409 `conflict`) with the public message.
+ */
+export function refusalAsApiError(refusal: WorkforceRefusal): Error {
+  const code = refusal.apiCode
+  if (code === 'validation_error') return new ValidationError([{ field: 'body', message: refusal.publicMessage }])
+  const RefusalError = REFUSAL_ERRORS[code]
+  return new RefusalError(refusal.publicMessage)
+}
+
+const REFUSAL_ERRORS: Readonly<Record<Exclude<ApiErrorCode, 'validation_error'>, new (message: string) => Error>> = {
+  unauthorized: UnauthorizedError,
+  forbidden: ForbiddenError,
+  not_found: NotFoundError,
+  conflict: ConflictError,
+  rate_limited: RateLimitedError,
+}

@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { ErrorEnvelope } from '../errors.js'
-import { ADMIN_TAG } from './routes.js'
+import { ADMIN_TAG } from './admin-route.js'
 
 /** The decorator `@fastify/swagger` puts on the admin context: ours, so no other document is touched. */
 const ADMIN_DOCUMENT = 'workforceAdminOpenApi'

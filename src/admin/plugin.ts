@@ -3,31 +3,21 @@ import fp from 'fastify-plugin'
 import { handleError, handleNotFound } from '../corridor/render.js'
 import { setResponseHeaders } from '../corridor/response-headers.js'
 import { createValidatorCompiler } from '../corridor/validate.js'
-import { errorEnvelope, OPTION_ERROR_CODES, ValidationError, WorkforceOptionError } from '../errors.js'
-import { KeyManagementError } from '../keys/key-manager.js'
-import { WebhookAdminError } from '../webhooks/webhook-manager.js'
+import { OPTION_ERROR_CODES, refusalAsApiError, WorkforceOptionError, WorkforceRefusal } from '../errors.js'
+import { adminContext } from './admin-context.js'
 import { registerAdminDocument } from './document.js'
-import { adminIdempotency, authorizeWith, refuseCrossSite } from './guard.js'
 import { checkAdminOptions, type WorkforceAdminOptions } from './options.js'
 import { registerPortal } from './portal.js'
-import { registerAdminRoutes } from './routes.js'
+import { registerAdminRoutes } from './routes/index.js'
+import { adminStages, registerAdminStages } from './stages.js'
 
 /**
- * Refusals of the key and webhook managers in the API's envelope: unknown → 404, a lifecycle
- * step that is not allowed → 409, bad input → 422, webhooks not configured → 404.
+ * The admin context's error handler: the managers' refusals (`WorkforceRefusal`: keys,
+ * webhooks) carry their catalogue code (`src/errors.ts`, `REFUSAL_CODES`), so they render like
+ * any error of ours; the rest is the public API's rendering.
  */
 function handleAdminError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (error instanceof KeyManagementError || error instanceof WebhookAdminError) {
-    const status = { not_found: 404, invalid_transition: 409, invalid_input: 422, unavailable: 404 }[error.reason]
-    if (status === 422) {
-      handleError(new ValidationError([{ field: 'body', message: error.message }]) as unknown as FastifyError, request, reply)
-      return
-    }
-    const code = status === 409 ? 'conflict' : 'not_found'
-    reply.code(status).send(errorEnvelope(code, error.reason === 'unavailable' ? 'Webhooks are not set up for this API' : error.message, status))
-    return
-  }
-  handleError(error, request, reply)
+  handleError((error instanceof WorkforceRefusal ? refusalAsApiError(error) : error) as FastifyError, request, reply)
   // The admin API's session is the host's, not a bearer key.
   if (reply.statusCode === 401) reply.removeHeader('www-authenticate')
 }
@@ -45,26 +35,8 @@ const routes = fp(
     await registerAdminDocument(app, options.prefix ?? '')
     if (options.portal === true) await registerPortal(app)
     await app.register(async (guarded) => {
-      const idempotency = adminIdempotency(api.ports.idempotency as NonNullable<typeof api.ports.idempotency>, api.clock)
-      guarded.addHook('onRequest', authorizeWith(options.authorize))
-      guarded.addHook('onRequest', refuseCrossSite(options.csrf))
-      guarded.addHook('preValidation', idempotency.claim)
-      guarded.addHook('onSend', idempotency.record)
-      guarded.addHook('onResponse', idempotency.stop)
-      const onAudit = options.onAudit
-      if (onAudit !== undefined) {
-        guarded.addHook('onResponse', async (request, reply) => {
-          if (reply.statusCode >= 300 || request.adminAudit === null) return
-          for (const entry of request.adminAudit) {
-            try {
-              await onAudit(structuredClone(entry))
-            } catch (error) {
-              request.log.warn({ err: error, reqId: request.id }, 'workforce-admin: onAudit failed')
-            }
-          }
-        })
-      }
-      registerAdminRoutes(guarded, api)
+      registerAdminStages(guarded, adminStages(options, api))
+      registerAdminRoutes(guarded, adminContext(api))
     })
   },
   { name: 'fastify-workforce-admin-routes', fastify: '5.x', encapsulate: true },

@@ -92,6 +92,13 @@ export const UsageRowView = Type.Object({
   last_rate_limited_at: Nullable(Time),
 })
 
+/** One platform module's scopes, each with what it grants (`GET /scopes`, for a scope picker). */
+export const ScopeGroup = Type.Object({
+  module: Type.String(),
+  enabled: Type.Boolean(),
+  scopes: Type.Array(Type.Object({ scope: Type.String(), description: Type.String({ description: 'What the scope grants: the operations it allows, in their own words.' }) })),
+})
+
 export const Empty = Type.Object({}, { additionalProperties: false })
 
 export const CreateKeyBody = Type.Object(

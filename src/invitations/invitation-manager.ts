@@ -1,3 +1,4 @@
+import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
 import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
@@ -10,7 +11,7 @@ export interface InvitationRef {
 }
 
 /** Thrown for a refused invitation operation. Tests and hosts match on `reason`, not the message. */
-export class InvitationError extends Error {
+export class InvitationError extends WorkforceRefusal<'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable'> {
   constructor(
     message: string,
     /**
@@ -21,9 +22,9 @@ export class InvitationError extends Error {
      * `invalid_input`: the ids are not positive integers;
      * `unavailable`: the plugin was registered without `writes`, so nothing can be invited.
      */
-    readonly reason: 'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable',
+    reason: 'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable',
   ) {
-    super(message)
+    super(message, reason)
     this.name = 'InvitationError'
   }
 }

@@ -1,4 +1,5 @@
 import { generateApiKey } from '../auth/api-key.js'
+import { WorkforceRefusal } from '../errors.js'
 import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
@@ -87,13 +88,13 @@ export interface CreatedKey {
   info: ApiKeyInfo
 }
 
-/** Thrown for a refused key operation: unknown key, a transition the lifecycle forbids, bad input. */
-export class KeyManagementError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'not_found' | 'invalid_transition' | 'invalid_input',
-  ) {
-    super(message)
+/**
+ * Thrown for a refused key operation: unknown key, a transition the lifecycle forbids, bad input.
+ * Its `apiCode` (`src/errors.ts`, `REFUSAL_CODES`) is what the admin API answers with.
+ */
+export class KeyManagementError extends WorkforceRefusal<'not_found' | 'invalid_transition' | 'invalid_input'> {
+  constructor(message: string, reason: 'not_found' | 'invalid_transition' | 'invalid_input') {
+    super(message, reason)
     this.name = 'KeyManagementError'
   }
 }

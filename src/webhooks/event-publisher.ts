@@ -1,15 +1,13 @@
+import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { WebhookStore } from '../ports/webhook-store.js'
 import type { EventType } from './event-types.js'
 import { renderEvent, type EventInput } from './events.js'
 
 /** Why `events.publish` refused: the plugin has no webhook store (`unavailable`), or the input is wrong (`invalid_input`). */
-export class EventPublishError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'unavailable' | 'invalid_input',
-  ) {
-    super(message)
+export class EventPublishError extends WorkforceRefusal<'unavailable' | 'invalid_input'> {
+  constructor(message: string, reason: 'unavailable' | 'invalid_input') {
+    super(message, reason)
     this.name = 'EventPublishError'
   }
 }

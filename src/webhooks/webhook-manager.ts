@@ -1,3 +1,4 @@
+import { WorkforceRefusal } from '../errors.js'
 import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type {
@@ -51,13 +52,15 @@ export function endpointView(record: WebhookEndpointRecord): WebhookEndpoint {
  * - `invalid_transition`: not allowed in the endpoint's state (a test event to a disabled one);
  * - `unavailable`: the plugin has no webhook store, or no `webhookOptions.secretKey`.
  */
-export class WebhookAdminError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'not_found' | 'invalid_input' | 'invalid_transition' | 'unavailable',
-  ) {
-    super(message)
+export class WebhookAdminError extends WorkforceRefusal<'not_found' | 'invalid_input' | 'invalid_transition' | 'unavailable'> {
+  constructor(message: string, reason: 'not_found' | 'invalid_input' | 'invalid_transition' | 'unavailable') {
+    super(message, reason)
     this.name = 'WebhookAdminError'
+  }
+
+  /** `unavailable` names the host's missing option: its users read only that webhooks are not set up. */
+  override get publicMessage(): string {
+    return this.reason === 'unavailable' ? 'Webhooks are not set up for this API' : this.message
   }
 }
 

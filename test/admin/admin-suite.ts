@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { idempotencySlot, requestFingerprint } from '../../src/corridor/idempotency-fingerprint.js'
+import { ALL_SCOPES } from '../../src/scopes.js'
 import { buildAdminApp, type AdminAdapterFactory, type AdminTestApp, type AdminTransport } from './admin-app.js'
 
 const KEY_ID = /^[0-9a-f]{16}$/
@@ -378,6 +379,17 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory, transport: Adm
         ])
         expect(scopes.find((group) => group.module === 'todo')?.scopes.map((s) => s.scope)).toEqual(['todos:read', 'todos:write'])
         expect((await t.admin('GET', '/modules')).json().data).toContainEqual({ module: 'todo', enabled: false })
+      })
+
+      it('describes every scope by what it grants (regression: GET /scopes answered { scope } only, the key form showed empty hints)', async () => {
+        const groups = (await t.admin('GET', '/scopes')).json().data as Array<{ scopes: Array<{ scope: string; description: string }> }>
+        const scopes = groups.flatMap((group) => group.scopes)
+        expect(scopes.map((entry) => entry.scope)).toEqual(ALL_SCOPES)
+        for (const entry of scopes) expect(Object.keys(entry)).toEqual(['scope', 'description'])
+        expect(scopes.find((entry) => entry.scope === 'users:read')?.description).toBe('List users, get one user')
+        // Write scopes are described by the write routes' summaries, whatever this API mounts.
+        expect(scopes.find((entry) => entry.scope === 'todos:write')?.description).toBe('Create a to-do, change some fields of a to-do')
+        expect(scopes.filter((entry) => entry.description === '')).toEqual([])
       })
 
       it('counts requests per key per hour across two instances, with 4xx and the last 429', async () => {

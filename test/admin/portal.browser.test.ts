@@ -97,6 +97,8 @@ describeBrowser('the integrations portal in a real browser', () => {
       await byTestId('create-key').click()
       await byTestId('key-name').fill('CRM sync')
       await byTestId('scope-users:read').check()
+      // Regression: GET /scopes answered { scope } only, and every hint beside a scope was empty.
+      expect(await page.locator('label.check', { has: byTestId('scope-users:read') }).locator('.hint').textContent()).toBe('List users, get one user')
       await byTestId('submit-key').click()
       const plaintext = (await byTestId('new-key-plaintext').inputValue({ timeout: 10_000 })).trim()
       expect(plaintext).toMatch(/^owk_[0-9a-f]{16}_/)

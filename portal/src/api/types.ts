@@ -1,109 +1,82 @@
-/** The admin API's shapes (docs/admin-api.md). Times are ISO 8601 UTC strings. */
+/**
+ * The admin API's shapes (docs/admin-api.md), derived from `admin-api-types.ts`, which
+ * openapi-typescript generates from the admin API's own OpenAPI document
+ * (`docs/admin-openapi.json`, `npm run openapi`). Nothing here restates a field: a change of
+ * the admin schemas changes these types, and a test fails while the generated files are stale.
+ * Times are ISO 8601 UTC strings.
+ */
+import type { paths } from './admin-api-types'
 
-export interface Session {
-  company_id: number
-  actor: { id: string; name: string }
-}
+type Method = 'get' | 'post' | 'patch' | 'delete'
 
-export interface ScopeGroup {
-  module: string
-  enabled: boolean
-  scopes: Array<{ scope: string; description: string }>
-}
+/** The JSON body the admin API answers `path` and `method` with, for the success `status`. */
+export type Answer<P extends keyof paths, M extends Method, S extends number> =
+  NonNullable<paths[P][M]> extends { responses: infer R }
+    ? S extends keyof R
+      ? R[S] extends { content: { 'application/json': infer Body } }
+        ? Body
+        : never
+      : never
+    : never
 
-export type KeyState = 'active' | 'disabled' | 'revoked' | 'expired'
+/** The JSON body `path` and `method` take. */
+export type RequestBody<P extends keyof paths, M extends Method> =
+  NonNullable<paths[P][M]> extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never
 
-export interface Key {
-  key_id: string
-  name: string | null
-  scopes: string[]
-  state: KeyState
-  expires_at: string | null
-  rate_limit: number | null
-  created_at: string
-  last_used_at: string | null
-}
+type Item<List> = List extends { data: Array<infer T> } ? T : never
+
+export type Session = Answer<'/session', 'get', 200>
+
+export type ScopeGroup = Item<Answer<'/scopes', 'get', 200>>
+
+export type Key = Item<Answer<'/keys', 'get', 200>>
+
+export type KeyState = Key['state']
 
 /** `POST /keys` and `POST /keys/:key_id/rotate`: the plaintext is in this answer only. */
-export interface CreatedKey {
-  key: string
-  data: Key
-}
+export type CreatedKey = Answer<'/keys', 'post', 201>
 
-export interface Endpoint {
-  id: string
-  url: string
-  description: string | null
-  events: string[]
-  status: 'enabled' | 'disabled'
-  disabled_reason: 'manual' | 'gone' | 'failing' | null
-  failing_since: string | null
-  created_at: string
-  updated_at: string
-}
+export type Endpoint = Item<Answer<'/webhooks/endpoints', 'get', 200>>
 
 /** `POST /webhooks/endpoints` and `…/rotate-secret`: the secret is in this answer only. */
-export interface EndpointWithSecret {
-  secret: string
-  data: Endpoint
-}
+export type EndpointWithSecret = Answer<'/webhooks/endpoints', 'post', 201>
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+export type Delivery = Item<Answer<'/webhooks/endpoints/{id}/deliveries', 'get', 200>>
 
-export interface Attempt {
-  number: number
-  attempted_at: string
-  status_code: number | null
-  duration_ms: number
-  response_body: string | null
-  error: string | null
-  succeeded: boolean
-}
+export type DeliveryStatus = Delivery['status']
 
-export interface Delivery {
-  id: number
-  event_id: string
-  event_type: string
-  status: DeliveryStatus
-  attempts: number
-  next_attempt_at: string | null
-  created_at: string
-  updated_at: string
-  attempts_made: Attempt[]
-}
+export type Attempt = Delivery['attempts_made'][number]
 
-export interface AuditEntry {
-  id: string
-  at: string
-  actor: { id: string; name: string }
-  ip: string | null
-  action: string
-  target_type: 'api_key' | 'webhook_endpoint'
-  target_id: string
-  details: Record<string, unknown>
-}
+export type AuditEntry = Item<Answer<'/audit', 'get', 200>>
 
-export interface UsageRow {
-  key_id: string
-  hour: string
-  requests: number
-  /** 4xx answers, 429 included. */
-  client_errors: number
-  server_errors: number
-  rate_limited: number
-  last_rate_limited_at: string | null
-}
+/** One key's hour; `client_errors` counts 4xx answers, 429 included. */
+export type UsageRow = Item<Answer<'/usage', 'get', 200>>
 
+export type Usage = Answer<'/usage', 'get', 200>
+
+/** The admin API's list envelope, `{ data }`. */
 export interface List<T> {
   data: T[]
 }
 
+/** The admin API's page envelope, `{ data, has_more }` (deliveries, audit trail). */
 export interface Page<T> {
   data: T[]
   has_more: boolean
 }
 
-export interface Usage {
-  data: UsageRow[]
-  since: string
-}
+/**
+ * The envelopes above are generic so screens can share paging code; these lines fail to
+ * compile if the document's answers stop having their shape.
+ */
+type Holds<T extends true> = T
+type Known<T> = [T] extends [never] ? false : true
+export type EnvelopeChecks = [
+  Holds<Known<Session> & Known<ScopeGroup> & Known<Key> & Known<Endpoint> & Known<Delivery> & Known<AuditEntry> & Known<UsageRow>>,
+  Holds<Answer<'/keys', 'get', 200> extends List<Key> ? true : false>,
+  Holds<Answer<'/webhooks/endpoints', 'get', 200> extends List<Endpoint> ? true : false>,
+  Holds<Answer<'/webhooks/endpoints/{id}/deliveries', 'get', 200> extends Page<Delivery> ? true : false>,
+  Holds<Answer<'/audit', 'get', 200> extends Page<AuditEntry> ? true : false>,
+  Holds<CreatedKey extends Answer<'/keys/{key_id}/rotate', 'post', 201> ? true : false>,
+  Holds<EndpointWithSecret extends Answer<'/webhooks/endpoints/{id}/rotate-secret', 'post', 200> ? true : false>,
+]

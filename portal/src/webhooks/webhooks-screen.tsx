@@ -13,12 +13,6 @@ import { useResource } from '../ui/use-resource'
 import { CreateEndpointForm } from './create-endpoint-form'
 import { ALL_EVENTS } from './event-picker'
 
-/**
- * The endpoint's health as the admin API returns it beside the shared `Endpoint` fields: failed
- * attempts in a row, and until when the circuit breaker pauses its deliveries.
- */
-type EndpointWithHealth = Endpoint & { consecutive_failures?: number; paused_until?: string | null }
-
 const SECRET_HINT = 'Your receiver needs it to check the webhook-signature header of each request. Store it with the receiver’s configuration now.'
 
 export function WebhooksScreen() {
@@ -187,7 +181,7 @@ export function WebhooksScreen() {
 }
 
 /** Why an endpoint stopped, or that it is about to: the delivery path pauses, then disables, failing receivers. */
-function EndpointHealth({ endpoint }: { endpoint: EndpointWithHealth }) {
+function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
   if (endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone') {
     return <p class="notice notice-warning">Disabled automatically: the receiver answered 410 Gone. Enable it again once it accepts events.</p>
   }
