@@ -151,13 +151,16 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory, transport: Adm
         const again = (await t.admin('POST', `/keys/${twin.data.key_id}/rotate`)).json()
         expect(again.data.name).toBe('Payroll (rotated)')
 
+        // The twin gets the same lifetime from now: long enough that a loaded machine still
+        // rotates and reads with it before it lapses (200 ms made this test flaky).
+        const lifetimeMs = 1_500
         const expired = await t.app.workforceApi.keys.create({
           companyId: 1,
           name: 'Old',
           scopes: ['users:read'],
-          expiresAt: new Date(Date.now() + 200),
+          expiresAt: new Date(Date.now() + lifetimeMs),
         })
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await new Promise((resolve) => setTimeout(resolve, lifetimeMs + 100))
         expect((await t.api('GET', '/v1/users', expired.key)).statusCode).toBe(401)
         const revived = (await t.admin('POST', `/keys/${expired.info.key_id}/rotate`)).json()
         expect(revived.data.state).toBe('active')
