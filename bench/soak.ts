@@ -296,6 +296,8 @@ interface Sample {
   shmem_mib: number
   /** The main thread's V8 heap in use, and Buffers' memory outside it (the read workers' heaps are not included). */
   heap_used_mib: number | null
+  /** The main thread's V8 heap as reserved (used plus room V8 keeps). */
+  heap_total_mib: number | null
   external_mib: number | null
   requests: number
   errors: number
@@ -418,7 +420,7 @@ async function soak(backend: 'sqlite' | 'postgres', options: Options): Promise<R
       const memory = memoryOf(pid)
       const round = (value: number) => Number(value.toFixed(1))
       const heap = await heapOf((server as Server).child)
-      series.push({ t_s: t, rss_mib: round(memory.rss), anon_mib: round(memory.anon), file_mib: round(memory.file), shmem_mib: round(memory.shmem), heap_used_mib: mib(heap?.heapUsed), external_mib: mib(heap?.external), requests, errors })
+      series.push({ t_s: t, rss_mib: round(memory.rss), anon_mib: round(memory.anon), file_mib: round(memory.file), shmem_mib: round(memory.shmem), heap_used_mib: mib(heap?.heapUsed), heap_total_mib: mib(heap?.heapTotal), external_mib: mib(heap?.external), requests, errors })
     }
     await sample()
     const sampler = setInterval(() => void sample(), options.sampleS * 1000)
@@ -427,7 +429,7 @@ async function soak(backend: 'sqlite' | 'postgres', options: Options): Promise<R
       latency.push({ minute: latency.length + 1, requests: sorted.length, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) })
       minuteLatencies = []
       const last = series.at(-1)
-      log(`${backend}: minute ${latency.length}: ${requests} requests, ${errors} errors, RSS ${last?.rss_mib} MiB (anon ${last?.anon_mib}, file ${last?.file_mib}, shmem ${last?.shmem_mib}; heap ${last?.heap_used_mib}), p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`)
+      log(`${backend}: minute ${latency.length}: ${requests} requests, ${errors} errors, RSS ${last?.rss_mib} MiB (anon ${last?.anon_mib}, file ${last?.file_mib}, shmem ${last?.shmem_mib}; heap ${last?.heap_used_mib} of ${last?.heap_total_mib}), p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`)
     }, 60_000)
     let issued = 0
     let unknownIssued = 0
