@@ -1,6 +1,6 @@
 import { systemClock } from '../ports/clock.js'
 import type { DeliveryPage, WebhookDeliveryWithAttempts } from '../ports/webhook-store.js'
-import { ALL_EVENTS, EVENT_TYPES } from '../webhooks/event-types.js'
+import { ALL_EVENTS, EVENT_TYPES } from '../events/event-types.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
 import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'

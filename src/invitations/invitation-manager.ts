@@ -2,7 +2,7 @@ import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
 import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
-import { renderEvent } from '../webhooks/events.js'
+import { renderEvent } from '../api/resource-events.js'
 
 /** Which invitation: the inviting company and the user id the API showed it (an id of that company only). */
 export interface InvitationRef {

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { EVENT_TYPES, type EventType } from '../webhooks/event-types.js'
+import { EVENT_TYPES, type EventType } from '../events/event-types.js'
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type (spec 6), each a POST our

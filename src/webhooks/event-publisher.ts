@@ -1,8 +1,8 @@
 import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { WebhookStore } from '../ports/webhook-store.js'
-import type { EventType } from './event-types.js'
-import { renderEvent, type EventInput } from './events.js'
+import type { EventType } from '../events/event-types.js'
+import { renderEvent, type EventInput } from '../api/resource-events.js'
 
 /** Why `events.publish` refused: the plugin has no webhook store (`unavailable`), or the input is wrong (`invalid_input`). */
 export class EventPublishError extends WorkforceRefusal<'unavailable' | 'invalid_input'> {

@@ -9,8 +9,8 @@ import type {
   WebhookStore,
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
-import { EventSubscriptionError, normaliseSubscriptions } from './event-types.js'
-import { newEventId, randomId } from './events.js'
+import { EventSubscriptionError, normaliseSubscriptions } from '../events/event-types.js'
+import { newEventId, randomId } from '../events/event-id.js'
 import type { SecretBox } from './secret-box.js'
 import { generateWebhookSecret } from './signature.js'
 

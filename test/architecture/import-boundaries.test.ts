@@ -31,6 +31,24 @@ function importsOf(file: string): Imported[] {
   })
 }
 
+/**
+ * Every repository file reached from `files` by following relative imports (type-only ones too),
+ * each with the chain of imports that first reached it.
+ */
+function reachedFrom(files: readonly string[]): { target: string; chain: string[] }[] {
+  const chains = new Map<string, string[]>(files.map((file) => [file, [file]]))
+  const queue = [...files]
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    const chain = chains.get(file) as string[]
+    for (const { target } of importsOf(file)) {
+      if (!target.endsWith('.ts') || chains.has(target)) continue
+      chains.set(target, [...chain, target])
+      queue.push(target)
+    }
+  }
+  return [...chains].map(([target, chain]) => ({ target, chain }))
+}
+
 describe('import boundaries', () => {
   it('no adapter imports the seed generator or anything else under src/seed/', () => {
     const found = sources('adapters').flatMap((file) => importsOf(file).filter(({ target }) => target.startsWith('src/seed/')).map(({ target }) => `${file} → ${target}`))
@@ -42,6 +60,29 @@ describe('import boundaries', () => {
     const found = floor.flatMap((file) =>
       importsOf(file)
         .filter(({ target }) => target.includes('/') && (target.startsWith('src/') || target.startsWith('adapters/')) && !floor.includes(target))
+        .map(({ target }) => `${file} → ${target}`),
+    )
+    expect(found).toEqual([])
+  })
+
+  it('nothing under src/api reaches src/webhooks, directly or through other files: resources do not import delivery code', () => {
+    // Regression of issue 23: the write routes imported `renderEvent` from src/webhooks while
+    // src/webhooks rendered events with the resources' schemas from src/api, a cycle.
+    // Each import that crosses into src/webhooks, with the chain from src/api that reaches it.
+    const found = reachedFrom(sources('src/api'))
+      .filter(({ target }) => !target.startsWith('src/webhooks/'))
+      .flatMap(({ target: file, chain }) =>
+        importsOf(file)
+          .filter(({ target }) => target.startsWith('src/webhooks/'))
+          .map(({ target }) => [...chain, target].join(' → ')),
+      )
+    expect(found).toEqual([])
+  })
+
+  it('src/events (event names and ids) imports packages and itself only, so producers and delivery may both import it', () => {
+    const found = sources('src/events').flatMap((file) =>
+      importsOf(file)
+        .filter(({ target }) => (target.startsWith('src/') || target.startsWith('adapters/')) && !target.startsWith('src/events/'))
         .map(({ target }) => `${file} → ${target}`),
     )
     expect(found).toEqual([])

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { EVENT_TYPES } from '../../webhooks/event-types.js'
+import { EVENT_TYPES } from '../../events/event-types.js'
 import { withoutCompany, type AdminContext } from '../admin-context.js'
 import type { AdminResource, AdminRouteSpec } from '../admin-route.js'
 import * as S from '../schemas.js'

@@ -3,11 +3,11 @@ import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors.j
 import type { TodoRecord, TodoStatus } from '../../ports/records.js'
 import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
 import { isCalendarDay, parseInstant } from '../../time/calendar.js'
+import { renderEvent } from '../resource-events.js'
 import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateTodoBody, PatchTodoBody, renderTodo, Todo } from './schema.js'
-import { renderEvent } from '../../webhooks/events.js'
 
 /**
  * To-do status transitions (spec 3.1 leaves them open; docs/decisions.md records them).

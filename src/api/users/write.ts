@@ -2,11 +2,11 @@ import type { Static } from '@sinclair/typebox'
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js'
 import type { UserRecord } from '../../ports/records.js'
 import { WriteConflict, type WriteTransaction } from '../../ports/write-storage.js'
+import { renderEvent } from '../resource-events.js'
 import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateUserBody, renderUser, User } from './schema.js'
-import { renderEvent } from '../../webhooks/events.js'
 
 const ALREADY_MEMBER = 'A user with this email is already a member of this company'
 

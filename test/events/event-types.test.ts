@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { EVENT_TYPES, EventSubscriptionError, normaliseSubscriptions, subscribes } from '../../src/webhooks/event-types.js'
+import { EVENT_TYPES, EventSubscriptionError, normaliseSubscriptions, subscribes } from '../../src/events/event-types.js'
 
 /** Spec section 6's event table, written out from the spec (not from our code). */
 const SPEC_EVENTS = [

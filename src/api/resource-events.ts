@@ -1,39 +1,21 @@
-import { randomBytes } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
 import fastJsonStringify from 'fast-json-stringify'
-import { Absence, renderAbsence } from '../api/absences.js'
-import { Company, renderCompany } from '../api/company.js'
-import { Employee, renderEmployee } from '../api/employees.js'
-import { Expense, renderExpense } from '../api/expenses.js'
-import { Project, renderProject } from '../api/projects.js'
-import { renderShift, Shift } from '../api/shifts.js'
-import { renderTodo, Todo } from '../api/todos/schema.js'
-import { renderUser, User } from '../api/users/schema.js'
-import { timestamp } from '../api/wire.js'
+import { newEventId } from '../events/event-id.js'
+import { isEventType, type EventType } from '../events/event-types.js'
 import type { ChangeEvent } from '../ports/write-storage.js'
-import { isEventType, type EventType } from './event-types.js'
+import { Absence, renderAbsence } from './absences.js'
+import { Company, renderCompany } from './company.js'
+import { Employee, renderEmployee } from './employees.js'
+import { Expense, renderExpense } from './expenses.js'
+import { Project, renderProject } from './projects.js'
+import { renderShift, Shift } from './shifts.js'
+import { renderTodo, Todo } from './todos/schema.js'
+import { renderUser, User } from './users/schema.js'
+import { timestamp } from './wire.js'
 
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
-
-/** `prefix` + 24 lower-case base32 characters (120 random bits). */
-export function randomId(prefix: string): string {
-  const bytes = randomBytes(15)
-  let bits = 0
-  let value = 0
-  let out = prefix
-  for (const byte of bytes) {
-    value = (value << 8) | byte
-    bits += 8
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31]
-      bits -= 5
-    }
-  }
-  return out
-}
-
-/** A new event id, `evt_…`: the payload's `id` and every attempt's `webhook-id`. */
-export const newEventId = (): string => randomId('evt_')
+// What an event is for a resource lives with the resources: the write routes record their
+// events here without knowing how they are delivered, and src/webhooks (the publisher, the
+// delivery) imports this file, never the other way (test/architecture/import-boundaries.test.ts).
 
 /**
  * Each resource's wire schema and renderer: the same pair its GET uses, so an event's `data`

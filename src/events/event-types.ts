@@ -1,3 +1,7 @@
+// src/events/ holds what the producers of events (the resources' write routes, a host's
+// `events.publish`) and their delivery (src/webhooks) share: the names and the ids. It imports
+// nothing of the plugin, so both sides may import it (test/architecture/import-boundaries.test.ts).
+
 /**
  * The 22 event types of spec section 6: created, updated and deleted for seven resources, and
  * `company.updated`. Roles have none. An endpoint subscribes to some of them, or to `*`.
