@@ -9,7 +9,7 @@ import {
   type WriteTransaction,
 } from '../../src/ports/write-storage.js'
 import type { InvitedPerson } from '../../src/ports/dataset.js'
-import type { TodoRecord, UserRecord } from '../../src/ports/records.js'
+import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { completeIdempotencySlot } from './idempotency-slot.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
@@ -195,13 +195,7 @@ class SqlWriteTransaction implements WriteTransaction {
 
   async acceptMembership(companyId: number, userId: number, personId: number, now: Date): Promise<boolean> {
     const conflict = `Person ${personId} is already a member of company ${companyId}`
-    const pending = await this.trx
-      .selectFrom('wfa_memberships')
-      .select('user_id')
-      .where('company_id', '=', companyId)
-      .where('user_id', '=', userId)
-      .where('invitation_status', '=', 'pending')
-      .executeTakeFirst()
+    const pending = await this.#membership(companyId, userId, 'pending')
     if (pending === undefined) return false
     const member = await this.trx
       .selectFrom('wfa_memberships')
@@ -242,13 +236,7 @@ class SqlWriteTransaction implements WriteTransaction {
 
   async setUserActive(companyId: number, userId: number, active: boolean, now: Date): Promise<void> {
     const c = this.codec
-    const member = await this.trx
-      .selectFrom('wfa_memberships')
-      .select('person_id')
-      .where('company_id', '=', companyId)
-      .where('user_id', '=', userId)
-      .where('invitation_status', '=', 'accepted')
-      .executeTakeFirst()
+    const member = await this.#membership(companyId, userId, 'accepted')
     if (member === undefined || member.person_id === null) return
     const personId = c.readInt(member.person_id)
     await this.trx.updateTable('wfa_users').set({ active: c.bool(active), updated_at: c.instant(now) }).where('id', '=', personId).execute()
@@ -310,6 +298,17 @@ class SqlWriteTransaction implements WriteTransaction {
 
   completeIdempotency(slot: string, token: string, response: StoredResponse, now: Date): Promise<boolean> {
     return completeIdempotencySlot(this.trx, this.codec, slot, token, response, now)
+  }
+
+  /** The user's membership of the company if its invitation is in `status`, else undefined. */
+  #membership(companyId: number, userId: number, status: InvitationStatus) {
+    return this.trx
+      .selectFrom('wfa_memberships')
+      .select(['user_id', 'person_id'])
+      .where('company_id', '=', companyId)
+      .where('user_id', '=', userId)
+      .where('invitation_status', '=', status)
+      .executeTakeFirst()
   }
 
   /** The columns of the given to-do fields; a key that is absent (or `undefined`) is not written. */

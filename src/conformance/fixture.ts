@@ -376,15 +376,12 @@ function adversarial(ds: Dataset): Dataset {
     employee.user_id = toNullable(users, employee.user_id, 'user')
     employee.supervisor_id = toNullable(employees, employee.supervisor_id, 'employee')
   }
-  for (const shift of ds.shifts) {
-    shift.employee_id = to(employees, shift.employee_id, 'employee')
-    shift.project_id = toNullable(projects, shift.project_id, 'project')
+  // Shifts and expenses alike belong to an employee and maybe to a project.
+  for (const row of [...ds.shifts, ...ds.expenses]) {
+    row.employee_id = to(employees, row.employee_id, 'employee')
+    row.project_id = toNullable(projects, row.project_id, 'project')
   }
   for (const absence of ds.absences) absence.employee_id = to(employees, absence.employee_id, 'employee')
-  for (const expense of ds.expenses) {
-    expense.employee_id = to(employees, expense.employee_id, 'employee')
-    expense.project_id = toNullable(projects, expense.project_id, 'project')
-  }
   for (const todo of ds.todos) {
     todo.list_id = to(lists, todo.list_id, 'to-do list')
     todo.assigned_to = toNullable(users, todo.assigned_to, 'user')

@@ -56,24 +56,24 @@ const get = (what: string): OperationDocs => ({
   description: `Returns one ${what} of your company by id.`,
   responses: { 200: `The ${what}.` },
 })
+/** A write answering 201 with the new record (`created`), which `Location` names. */
+const create = (description: string, created: string): OperationDocs => ({
+  description,
+  responses: { 201: `${created}; \`Location\` names it.` },
+})
+/** A write answering 200 with the record after it (`changed`). */
+const change = (description: string, changed: string): OperationDocs => ({ description, responses: { 200: changed } })
 
 /** By operation id. */
 export const OPERATION_DOCS: Readonly<Record<string, OperationDocs>> = {
   listUsers: list('users'),
   getUser: get('user'),
-  createUser: {
-    description:
-      'Invites a person to your company, with optional roles: the user is `pending` (`active: false`), under a fresh id of your company\'s, until the person accepts the invitation, which is always sent (`send_invite` no longer changes anything). The answer is the same whether or not the email has a login in another company. Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.',
-    responses: { 201: 'The user as now part of your company; `Location` names it.' },
-  },
-  activateUser: {
-    description: "Enables the user's login. Only for users who belong to your company alone.",
-    responses: { 200: 'The user, with `active: true`.' },
-  },
-  deactivateUser: {
-    description: "Disables the user's login; their data stays. Only for users who belong to your company alone.",
-    responses: { 200: 'The user, with `active: false`.' },
-  },
+  createUser: create(
+    'Invites a person to your company, with optional roles: the user is `pending` (`active: false`), under a fresh id of your company\'s, until the person accepts the invitation, which is always sent (`send_invite` no longer changes anything). The answer is the same whether or not the email has a login in another company. Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can answer 409 because the user now exists.',
+    'The user as now part of your company',
+  ),
+  activateUser: change("Enables the user's login. Only for users who belong to your company alone.", 'The user, with `active: true`.'),
+  deactivateUser: change("Disables the user's login; their data stays. Only for users who belong to your company alone.", 'The user, with `active: false`.'),
   listEmployees: list('employees'),
   getEmployee: get('employee'),
   listRoles: list('roles'),
@@ -92,13 +92,9 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDocs>> = {
   getExpense: get('expense'),
   listTodos: list('to-dos'),
   getTodo: get('to-do'),
-  createTodo: {
-    description:
-      'Creates a to-do in one of your lists, assigned to a member of your company (`assigned_to`) and/or offered to a role (`assignee_group_id`). Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can create a second to-do.',
-    responses: { 201: 'The new to-do; `Location` names it.' },
-  },
-  updateTodo: {
-    description: 'Writes only the fields you send; `null` clears `notes` or `due_date`. At least one field.',
-    responses: { 200: 'The to-do after the change.' },
-  },
+  createTodo: create(
+    'Creates a to-do in one of your lists, assigned to a member of your company (`assigned_to`) and/or offered to a role (`assignee_group_id`). Send an `Idempotency-Key` with `Authorization: Bearer`: a retry without one can create a second to-do.',
+    'The new to-do',
+  ),
+  updateTodo: change('Writes only the fields you send; `null` clears `notes` or `due_date`. At least one field.', 'The to-do after the change.'),
 }

@@ -438,36 +438,51 @@ function* membershipRows(plan: readonly CompanyPlan[]): Generator<MembershipRow>
   }
 }
 
-function* roleRows(plan: readonly CompanyPlan[]): Generator<RoleRecord & { company_id: number }> {
+/** What every list table's row has besides its own fields. */
+interface ListTableRow {
+  id: number
+  company_id: number
+  created_at: Date
+  updated_at: Date
+}
+type OwnFields<Row extends ListTableRow> = Omit<Row, keyof ListTableRow>
+
+/**
+ * A list table's rows: `count` per company, ids from the company's `firstId`, dated by id.
+ * `fieldsFor(company)` runs once per company as its rows begin (so it can hold the company's
+ * random stream); the function it returns gives the own fields of the company's `local`th row.
+ */
+function* listTableRows<Row extends ListTableRow>(
+  plan: readonly CompanyPlan[],
+  fieldsFor: (company: CompanyPlan) => (local: number, id: number) => OwnFields<Row>,
+): Generator<ListTableRow & OwnFields<Row>> {
   for (const company of plan) {
+    const fields = fieldsFor(company)
     for (let local = 1; local <= company.count; local++) {
       const id = company.firstId + local - 1
-      yield {
-        id,
-        company_id: company.id,
-        name: `${at(company.flavour.roleTitles, local - 1)} ${local}`,
-        permissions: [...at(PERMISSION_SETS, local - 1)],
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
-      }
+      yield { id, company_id: company.id, ...fields(local, id), created_at: createdAt(id), updated_at: updatedAt(id) }
     }
   }
+}
+
+function* roleRows(plan: readonly CompanyPlan[]): Generator<RoleRecord & { company_id: number }> {
+  yield* listTableRows<RoleRecord & { company_id: number }>(plan, (company) => (local) => ({
+    name: `${at(company.flavour.roleTitles, local - 1)} ${local}`,
+    permissions: [...at(PERMISSION_SETS, local - 1)],
+  }))
 }
 
 function* employeeRows(plan: readonly CompanyPlan[]): Generator<EmployeeRow> {
   const longDays = daysSince2012()
   const offset2026 = longDays.indexOf('2026-01-01')
-  for (const company of plan) {
+  yield* listTableRows<EmployeeRow>(plan, (company) => {
     const rng = rngFor(company.id, 'employees')
     const flavour = company.flavour
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
+    return (local, id) => {
       const contract = at(CONTRACT_TYPES, local - 1)
       const hireIndex = (local * 97) % (offset2026 - 400)
       const terminated = local % 9 === 0
-      yield {
-        id,
-        company_id: company.id,
+      return {
         user_id: local % 10 === 0 ? null : memberId(company, local - 1),
         employee_number: `E-${pad4(local)}`,
         job_title: local % 8 === 0 ? null : at(flavour.jobTitles, local - 1),
@@ -478,99 +493,71 @@ function* employeeRows(plan: readonly CompanyPlan[]): Generator<EmployeeRow> {
         supervisor_id: local === 1 ? null : company.firstId + Math.max(0, Math.floor(local / 4) - 1),
         salary_cents: rng.int(1_800_000, 6_500_000),
         iban: `${flavour.ibanPrefix}${String(id).padStart(12, '0')}`,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
       }
     }
-  }
+  })
 }
 
 function* projectRows(plan: readonly CompanyPlan[]): Generator<ProjectRow> {
   const longDays = daysSince2012()
   const offset2026 = longDays.indexOf('2026-01-01')
-  for (const company of plan) {
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
-      const kind = at(PROJECT_KINDS, local - 1)
-      const noDates = local % 6 === 0
-      const startIndex = offset2026 - 200 + ((local * 11) % 500)
-      yield {
-        id,
-        company_id: company.id,
-        name: `${at(company.flavour.projectNames, local - 1)} ${local}`,
-        code: `PRJ-${pad4(local)}`,
-        status: at(PROJECT_STATUSES, local - 1),
-        kind,
-        customer_id: kind === 'internal' ? null : 500 + (local % 37),
-        starts_on: noDates ? null : at(longDays, startIndex),
-        ends_on: noDates || local % 4 === 0 ? null : at(longDays, Math.min(longDays.length - 1, startIndex + 30 + (local % 200))),
-        offer_number: kind === 'customer' ? `OFF-2026-${pad4(local)}` : null,
-        internal_notes: local % 3 === 0 ? `Margin review ${local}: keep confidential` : null,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
-      }
+  yield* listTableRows<ProjectRow>(plan, (company) => (local) => {
+    const kind = at(PROJECT_KINDS, local - 1)
+    const noDates = local % 6 === 0
+    const startIndex = offset2026 - 200 + ((local * 11) % 500)
+    return {
+      name: `${at(company.flavour.projectNames, local - 1)} ${local}`,
+      code: `PRJ-${pad4(local)}`,
+      status: at(PROJECT_STATUSES, local - 1),
+      kind,
+      customer_id: kind === 'internal' ? null : 500 + (local % 37),
+      starts_on: noDates ? null : at(longDays, startIndex),
+      ends_on: noDates || local % 4 === 0 ? null : at(longDays, Math.min(longDays.length - 1, startIndex + 30 + (local % 200))),
+      offer_number: kind === 'customer' ? `OFF-2026-${pad4(local)}` : null,
+      internal_notes: local % 3 === 0 ? `Margin review ${local}: keep confidential` : null,
     }
-  }
+  })
 }
 
 function* shiftRows(plan: readonly CompanyPlan[]): Generator<ShiftRow> {
   const days = days2026()
-  for (const company of plan) {
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
-      const special = company.flavour.specialShifts[local - 1]
-      const day = special?.day ?? at(days, local * 13 + company.id * 5)
-      const time = special?.time ?? at(SHIFT_TIMES, local - 1)
-      const startsAt = localInstant(day, time, company.timezone)
-      yield {
-        id,
-        company_id: company.id,
-        employee_id: listId(company, local * 7),
-        project_id: local % 4 === 0 ? null : listId(company, local * 3),
-        status: at(SHIFT_STATUSES, local - 1),
-        starts_at: startsAt,
-        ends_at: new Date(startsAt.getTime() + 8 * HOUR_MS),
-        break_minutes: at(BREAK_MINUTES, local - 1),
-        internal_notes: local % 5 === 0 ? `Private note on shift ${local}` : null,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
-      }
+  yield* listTableRows<ShiftRow>(plan, (company) => (local) => {
+    const special = company.flavour.specialShifts[local - 1]
+    const day = special?.day ?? at(days, local * 13 + company.id * 5)
+    const time = special?.time ?? at(SHIFT_TIMES, local - 1)
+    const startsAt = localInstant(day, time, company.timezone)
+    return {
+      employee_id: listId(company, local * 7),
+      project_id: local % 4 === 0 ? null : listId(company, local * 3),
+      status: at(SHIFT_STATUSES, local - 1),
+      starts_at: startsAt,
+      ends_at: new Date(startsAt.getTime() + 8 * HOUR_MS),
+      break_minutes: at(BREAK_MINUTES, local - 1),
+      internal_notes: local % 5 === 0 ? `Private note on shift ${local}` : null,
     }
-  }
+  })
 }
 
 function* absenceRows(plan: readonly CompanyPlan[]): Generator<AbsenceRow> {
   const days = days2026()
-  for (const company of plan) {
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
-      yield {
-        id,
-        company_id: company.id,
-        employee_id: listId(company, local * 3 + 1),
-        date: at(days, local * 17 + company.id),
-        type: at(ABSENCE_TYPES, local - 1),
-        hours: at(ABSENCE_HOURS, local - 1),
-        status: at(ABSENCE_STATUSES, local - 1),
-        reason: local % 2 === 0 ? `Private reason ${local}` : null,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
-      }
-    }
-  }
+  yield* listTableRows<AbsenceRow>(plan, (company) => (local) => ({
+    employee_id: listId(company, local * 3 + 1),
+    date: at(days, local * 17 + company.id),
+    type: at(ABSENCE_TYPES, local - 1),
+    hours: at(ABSENCE_HOURS, local - 1),
+    status: at(ABSENCE_STATUSES, local - 1),
+    reason: local % 2 === 0 ? `Private reason ${local}` : null,
+  }))
 }
 
 function* expenseRows(plan: readonly CompanyPlan[]): Generator<ExpenseRow> {
   const days = days2026()
-  for (const company of plan) {
+  yield* listTableRows<ExpenseRow>(plan, (company) => {
     const rng = rngFor(company.id, 'expenses')
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
+    return (local) => {
       const category = at(EXPENSE_CATEGORIES, local - 1)
       const random = rng.int(1, 250_000)
-      yield {
-        id,
-        company_id: company.id,
+      return {
         employee_id: listId(company, local * 5 + 2),
         project_id: local % 3 === 0 ? null : listId(company, local),
         category,
@@ -579,11 +566,9 @@ function* expenseRows(plan: readonly CompanyPlan[]): Generator<ExpenseRow> {
         amount_cents: SPECIAL_AMOUNTS[local - 1] ?? random,
         currency: company.flavour.currency,
         km: category === 'travel' ? (local % 2 === 0 ? 12.5 + (local % 300) : 40 + (local % 500)) : null,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
       }
     }
-  }
+  })
 }
 
 function* todoListRows(plan: readonly CompanyPlan[]): Generator<TodoListRow> {
@@ -596,11 +581,10 @@ function* todoRows(plan: readonly CompanyPlan[]): Generator<TodoRecord & { compa
   const days = days2026()
   // Checklist step ids are unique across the whole dataset: one sequence for every company.
   let stepId = 1
-  for (const company of plan) {
+  yield* listTableRows<TodoRecord & { company_id: number }>(plan, (company) => {
     const flavour = company.flavour
     const listIds = flavour.todoLists.map((_, index) => company.firstListId + index)
-    for (let local = 1; local <= company.count; local++) {
-      const id = company.firstId + local - 1
+    return (local) => {
       const due: Due = flavour.specialDues[local - 1] ?? cycleDue(local, days)
       const assignment = local % 3
       const assignedTo = assignment === 2 ? null : memberId(company, local * 5)
@@ -613,9 +597,7 @@ function* todoRows(plan: readonly CompanyPlan[]): Generator<TodoRecord & { compa
         }
       }
       const source: TodoSource | null = local % 4 === 1 ? { type: 'project', id: listId(company, local) } : null
-      yield {
-        id,
-        company_id: company.id,
+      return {
         title: `${at(flavour.todoTitles, local - 1)} ${local}`,
         notes: local % 2 === 0 ? null : `Notes for to-do ${local}`,
         status: at(TODO_STATUSES, local - 1),
@@ -631,11 +613,9 @@ function* todoRows(plan: readonly CompanyPlan[]): Generator<TodoRecord & { compa
         checklist,
         tag_ids: [...at(TAG_SETS, local - 1)],
         source,
-        created_at: createdAt(id),
-        updated_at: updatedAt(id),
       }
     }
-  }
+  })
 }
 
 /** Due dates past the special ones: none, all-day, timed in turn. */

@@ -43,6 +43,14 @@ export const webhookDeliveries: ConformanceGroup = {
   title: 'webhook deliveries',
   requires: ['writes', 'webhooks'],
   define(ctx) {
+    /** The store with one endpoint of company 1, as `endpointRecord(label, 1, events)` makes it, created. */
+    const storeWithEndpoint = async (label: string, events: string[]) => {
+      const store = ctx.webhooks()
+      const endpoint = endpointRecord(label, 1, events)
+      await store.createEndpoint(endpoint)
+      return { store, endpoint }
+    }
+
     it('claimDue hands a due delivery out once, with its event and endpoint; not before it is due, nor while its endpoint is disabled', async () => {
       const store = ctx.webhooks()
       const live = endpointRecord('claim: live', 1, ['*'])
@@ -74,9 +82,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('claimDue takes the oldest due first, up to the limit', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('order: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('order: *', ['*'])
       const [late, early, middle] = [3_000, 1_000, 2_000].map((atMs) => changeEvent(`order: due at ${atMs}`, 1, 'todos.created', atMs, atMs)) as [
         ReturnType<typeof changeEvent>,
         ReturnType<typeof changeEvent>,
@@ -90,9 +96,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('a claim whose lease ran out is due again under a new lease, and the stale claim can no longer finish', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('lease: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('lease: *', ['*'])
       const event = changeEvent('lease: event', 1, 'users.created', 3)
       await recordEvents(ctx, [event])
       const [stale] = (await claimAt(store, 0)) as [ClaimedDelivery]
@@ -127,9 +131,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('finishAttempt moves a delivery to a retry, to failed or to delivered, records the attempt, and tracks the endpoint\'s failing_since', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('finish: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('finish: *', ['*'])
       const retried = changeEvent('finish: retried', 1, 'todos.created', 1)
       const abandoned = changeEvent('finish: abandoned', 1, 'todos.created', 2)
       await recordEvents(ctx, [retried, abandoned])
@@ -265,9 +267,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('redeliver makes an event\'s delivery due now with a fresh count, keeping its history, or creates it; recover does so for failed deliveries since an instant', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('redeliver: todos.created', 1, ['todos.created'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('redeliver: todos.created', ['todos.created'])
       const sent = changeEvent('redeliver: sent', 1, 'todos.created', 1)
       const unsubscribed = changeEvent('redeliver: unsubscribed', 1, 'users.created', 2)
       await recordEvents(ctx, [sent, unsubscribed])
@@ -322,9 +322,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('purgeFinished deletes finished deliveries last changed before the cutoff with their attempts, then events no delivery needs, in batches', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('purge: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('purge: *', ['*'])
       const events = [0, 1, 2, 3].map((atMs) => changeEvent(`purge: ${atMs}`, 1, 'todos.updated', atMs, atMs))
       const unheard = changeEvent('purge: no endpoint', 2, 'users.created', 9, 4)
       const recent = changeEvent('purge: after the cutoff', 2, 'users.created', 9, 60_000)
@@ -400,9 +398,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('of 10 concurrent claimDue calls, each due delivery goes to exactly one', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('race: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('race: *', ['*'])
       const events = Array.from({ length: 24 }, (_, n) => changeEvent(`race: ${n}`, 1, 'todos.created', n, n))
       await recordEvents(ctx, events)
       const batches = await Promise.all(Array.from({ length: 10 }, () => claimAt(store, 100, 3)))
@@ -446,9 +442,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('claimDue gives a troubled endpoint one attempt at a time: after a failure, or while an attempt of it is slow', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('troubled: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('troubled: *', ['*'])
       await recordEvents(ctx, Array.from({ length: 6 }, (_, n) => changeEvent(`troubled: ${n}`, 1, 'todos.created', n, n)))
       const policy = (slowBeforeMs: number) => ({ endpointLimit: 4, companyLimit: 100, troubledCompanyLimit: 100, slowBefore: afterNow(slowBeforeMs) })
       const claim = (atMs: number, slowBeforeMs: number, limit = 100) => store.claimDue(afterNow(atMs), afterNow(atMs + DELIVERY_LEASE_MS), limit, policy(slowBeforeMs))
@@ -466,9 +460,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('claimDue holds the endpoint limit across concurrent claims', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('capped race: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('capped race: *', ['*'])
       await recordEvents(ctx, Array.from({ length: 24 }, (_, n) => changeEvent(`capped race: ${n}`, 1, 'todos.created', n, n)))
       const policy = { endpointLimit: 2, companyLimit: 100, troubledCompanyLimit: 100, slowBefore: afterNow(-1_000_000) }
       const batches = await Promise.all(Array.from({ length: 10 }, () => store.claimDue(afterNow(100), afterNow(100 + DELIVERY_LEASE_MS), 5, policy)))
@@ -476,9 +468,7 @@ export const webhookDeliveries: ConformanceGroup = {
     })
 
     it('finishAttempt opens the breaker after threshold failures in a row; paused deliveries wait unclaimed, then one probe; a success closes it', async () => {
-      const store = ctx.webhooks()
-      const endpoint = endpointRecord('breaker: *', 1, ['*'])
-      await store.createEndpoint(endpoint)
+      const { store, endpoint } = await storeWithEndpoint('breaker: *', ['*'])
       const events = Array.from({ length: 5 }, (_, n) => changeEvent(`breaker: ${n}`, 1, 'todos.created', n, n))
       await recordEvents(ctx, events)
       const breaker = { threshold: 2, pauseMs: 10_000, maxPauseMs: 25_000 }

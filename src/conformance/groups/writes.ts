@@ -514,11 +514,17 @@ export const writesGroup: ConformanceGroup = {
     })
 
     if (ctx.supports.idempotency) {
-      it('completeIdempotency in a committed transaction completes the slot; only the holding token can', async () => {
+      /** The idempotency slot named `label`, begun by `token-a` at `WRITE_NOW` for `request`. */
+      const beginSlot = async (label: string, request: string) => {
         const store = ctx.idempotency()
-        const slot = sha256('writes: committed completion')
-        const fingerprint = sha256('POST /v1/todos {"title":"x"}')
+        const slot = sha256(label)
+        const fingerprint = sha256(request)
         expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        return { store, slot, fingerprint }
+      }
+
+      it('completeIdempotency in a committed transaction completes the slot; only the holding token can', async () => {
+        const { store, slot, fingerprint } = await beginSlot('writes: committed completion', 'POST /v1/todos {"title":"x"}')
         const held = await ctx.writes().transaction(async (tx) => ({
           wrongToken: await tx.completeIdempotency(slot, 'token-b', responseOf('b'), WRITE_NOW),
           unknownSlot: await tx.completeIdempotency(sha256('writes: no such slot'), 'token-a', responseOf('a'), WRITE_NOW),
@@ -536,12 +542,9 @@ export const writesGroup: ConformanceGroup = {
       })
 
       it('completeIdempotency in a transaction that rolls back leaves the slot in flight, held by the same token', async () => {
-        const store = ctx.idempotency()
-        const slot = sha256('writes: rolled-back completion')
-        const fingerprint = sha256('POST /v1/todos {"title":"y"}')
         const [list] = facts().listIds(1)
         if (list === undefined) throw new Error('conformance suite bug: company 1 has no to-do list')
-        expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        const { store, slot, fingerprint } = await beginSlot('writes: rolled-back completion', 'POST /v1/todos {"title":"y"}')
         const todosBefore = await listTodos(1)
         const completedInside: boolean[] = []
         const outcome = await outcomeOf(
@@ -568,10 +571,7 @@ export const writesGroup: ConformanceGroup = {
       })
 
       it('a completion inside an open transaction is not visible to begin before the commit', async () => {
-        const store = ctx.idempotency()
-        const slot = sha256('writes: uncommitted completion')
-        const fingerprint = sha256('PATCH /v1/todos/1 {"title":"z"}')
-        expect(await store.begin(attempt(slot, fingerprint, 'token-a', 0)), 'begin on a free slot').toEqual({ state: 'started' })
+        const { store, slot, fingerprint } = await beginSlot('writes: uncommitted completion', 'PATCH /v1/todos/1 {"title":"z"}')
         let proceed!: () => void
         const held = new Promise<void>((resolve) => (proceed = resolve))
         let completed!: () => void
