@@ -30,6 +30,15 @@ export const DEFAULT_READ_QUEUE = 1_000
  * reused: it buys little and keeps the worker's memory churning (issue 21's soak).
  */
 export const DEFAULT_READ_CACHE_KIB = 2_048
+/**
+ * Reads a worker answers before it is replaced by a fresh one. A worker's V8 heap, its malloc
+ * arena and its SQLite caches only ever grow to what its busiest moment needed, and a thread
+ * gives all of it back when it ends: replacing workers now and then keeps the server's resident
+ * memory flat under a long load (issue 21's soak). The replacement starts at once, so the next
+ * read does not wait for a thread to boot; at a few hundred off-loop reads a second this is
+ * one new thread every minute or so.
+ */
+export const DEFAULT_READS_PER_WORKER = 20_000
 
 export interface SqliteReadPoolOptions {
   /** The database file (never `:memory:`: another connection cannot see it). */
@@ -46,6 +55,8 @@ export interface SqliteReadPoolOptions {
   maxQueued?: number
   /** The page cache of each worker's connection, KiB. Default `DEFAULT_READ_CACHE_KIB`. */
   cacheKib?: number
+  /** Reads a worker answers before a fresh one replaces it. Default `DEFAULT_READS_PER_WORKER`. */
+  readsPerWorker?: number
   /** Called with each worker thread as it starts: for monitoring, and for tests that end one. */
   onWorker?: (worker: Worker) => void
 }
@@ -72,6 +83,8 @@ interface Job {
 interface Slot {
   worker: Worker
   job: Job | undefined
+  /** Reads this worker has answered. */
+  answered: number
   /** Why the worker died, when it reported an error before exiting. */
   failure?: unknown
 }
@@ -86,6 +99,8 @@ interface Slot {
  *   `StatementTimeout` when it was running that long (a worker still running it is terminated
  *   and replaced on next need), with `StorageUnavailable` when it was still waiting for a worker.
  * - Self-healing: a worker that dies fails only the read it was running, with `StorageUnavailable`.
+ * - Renewed: after `readsPerWorker` reads a worker is replaced by a fresh thread, so what a
+ *   worker's heap and caches grew to does not stay for the life of the server.
  * - Idle workers do not keep the process alive; `close()` terminates them all.
  *
  * @example
@@ -101,6 +116,7 @@ export class SqliteReadPool {
   readonly #busyTimeoutMs: number
   readonly #maxQueued: number
   readonly #cacheKib: number
+  readonly #readsPerWorker: number
   readonly #onWorker: ((worker: Worker) => void) | undefined
   readonly #worker = readWorkerEntry()
   readonly #slots = new Set<Slot>()
@@ -118,8 +134,10 @@ export class SqliteReadPool {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? READ_BUSY_TIMEOUT_MS
     this.#maxQueued = options.maxQueued ?? DEFAULT_READ_QUEUE
     this.#cacheKib = options.cacheKib ?? DEFAULT_READ_CACHE_KIB
+    this.#readsPerWorker = options.readsPerWorker ?? DEFAULT_READS_PER_WORKER
     this.#onWorker = options.onWorker
     if (!Number.isInteger(this.#size) || this.#size < 1) throw new TypeError(`SqliteReadPool: size must be a positive integer, got ${this.#size}`)
+    if (!Number.isInteger(this.#readsPerWorker) || this.#readsPerWorker < 1) throw new TypeError(`SqliteReadPool: readsPerWorker must be a positive integer, got ${this.#readsPerWorker}`)
     if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 1) throw new TypeError(`SqliteReadPool: maxQueued must be a positive integer, got ${this.#maxQueued}`)
   }
 
@@ -208,7 +226,7 @@ export class SqliteReadPool {
     // Results are one page, so a worker's heap stays small anyway.
     const workerData: ReadWorkerData = { filename: this.#filename, busyTimeoutMs: this.#busyTimeoutMs, cacheKib: this.#cacheKib }
     const worker = new Worker(this.#worker.entry, { workerData, eval: this.#worker.eval })
-    const slot: Slot = { worker, job: undefined }
+    const slot: Slot = { worker, job: undefined, answered: 0 }
     worker.unref()
     worker.on('message', (reply: ReadReply) => this.#answer(slot, reply))
     worker.on('error', (error) => (slot.failure = error))
@@ -227,6 +245,11 @@ export class SqliteReadPool {
       if (reply.error === undefined) job.resolve({ rows: reply.rows, ms: reply.ms })
       else job.reject(sqliteStorageError(Object.assign(new Error(reply.error.message), { code: reply.error.code })))
     })
+    if (++slot.answered >= this.#readsPerWorker && !this.#closed) {
+      // Worn out: a fresh thread takes its place now, before the next read needs it.
+      void this.#retire(slot, undefined)
+      this.#spawn()
+    }
     this.#pump()
   }
 

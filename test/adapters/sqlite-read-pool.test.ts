@@ -256,6 +256,21 @@ describe('SqliteReadPool failures', () => {
     expect((await pool.all('pragma cache_size', [], 1)).rows).toEqual([{ cache_size: -512 }])
   })
 
+  it('a worker that has answered readsPerWorker reads is replaced by a fresh thread at once; every read is answered', async () => {
+    const workers: Worker[] = []
+    const exits: Promise<number>[] = []
+    const onWorker = (worker: Worker) => {
+      workers.push(worker)
+      exits.push(exited(worker))
+    }
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, readsPerWorker: 3, onWorker })
+    for (let read = 0; read < 7; read++) expect((await pool.all('select x from t', [], 1)).rows).toEqual([{ x: 1 }])
+    // The first worker answered reads 1–3, the second 4–6 and the third 7; the third is idle, not yet worn out.
+    expect(workers).toHaveLength(3)
+    await Promise.all(exits.slice(0, 2))
+    expect(pool.threads).toBe(1)
+  })
+
   it('a worker that dies mid-read fails that read with StorageUnavailable and is replaced', async () => {
     const workers: Worker[] = []
     pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 1, onWorker: (worker) => workers.push(worker) })
