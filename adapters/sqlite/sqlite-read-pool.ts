@@ -35,10 +35,11 @@ export const DEFAULT_READ_CACHE_KIB = 2_048
  * arena and its SQLite caches only ever grow to what its busiest moment needed, and a thread
  * gives all of it back when it ends: replacing workers now and then keeps the server's resident
  * memory flat under a long load (issue 21's soak). The replacement starts at once, so the next
- * read does not wait for a thread to boot; at a few hundred off-loop reads a second this is
- * one new thread every minute or so.
+ * read does not wait for a thread to boot; at about a hundred off-loop reads a second per
+ * worker (the soak's mix) this is one new thread per worker a minute. A fresh worker prepares
+ * its statements again, a fraction of a millisecond each.
  */
-export const DEFAULT_READS_PER_WORKER = 20_000
+export const DEFAULT_READS_PER_WORKER = 5_000
 
 export interface SqliteReadPoolOptions {
   /** The database file (never `:memory:`: another connection cannot see it). */
