@@ -23,7 +23,7 @@ export { StorageUnavailable } from './ports/errors.js'
 export { StatementTimeout } from './ports/errors.js'
 export { WriteConflict } from './ports/errors.js'
 export { ALL_SCOPES, SCOPE_MODULES, type Scope } from './scopes.js'
-export { ErrorEnvelope, OPTION_ERROR_CODES, UNAUTHORIZED_MESSAGE, WorkforceOptionError, type ErrorDetail } from './errors.js'
+export { ErrorEnvelope, OPTION_ERROR_CODES, UNAUTHORIZED_MESSAGE, WorkforceOptionError, WorkforceRefusal, type ErrorDetail, type RefusalReason } from './errors.js'
 export { handleError as workforceErrorHandler, handleNotFound as workforceNotFoundHandler, workforceFrameworkErrors } from './corridor/render.js'
 export {
   DEFAULT_SERVER_LIMITS,
