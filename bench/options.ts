@@ -114,7 +114,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   }
 }
 
-function integer(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+/** An integer option's value, or a TypeError naming the option: the benches share it. */
+export function integer(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(raw)
   if (!/^\d+$/.test(raw) || value < min || value > max) {
     throw new TypeError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)

@@ -35,6 +35,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { Agent, request } from 'undici'
 import { envelopeProblem, LIST_RESOURCES, nextRequest, rememberCreated, unknownKeyRequest, type CompanyView, type PlannedRequest } from './soak-mix.js'
+import { integer } from './options.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'dist')
@@ -114,12 +115,6 @@ function parseOptions(argv: string[]): Options | undefined {
     pgUrl: values.pg,
     json: values.json ?? join(ROOT, 'bench', 'results', `soak-${stamp}.json`),
   }
-}
-
-function integer(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw) || value < min || value > max) throw new TypeError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
-  return value
 }
 
 const log = (line: string) => console.error(`soak: ${line}`)

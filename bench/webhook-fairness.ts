@@ -40,6 +40,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { Agent, request } from 'undici'
 import type { FairnessParentMessage, FairnessServerConfig, FairnessServerMessage, ServerStats } from './webhook-fairness-server.js'
+import { integer } from './options.js'
 
 export const FAIRNESS_USAGE = `Usage: npx tsx bench/webhook-fairness.ts [options]
 
@@ -130,12 +131,6 @@ export function parseFairnessOptions(argv: string[]): FairnessOptions {
     json: values.json,
     help: values.help,
   }
-}
-
-function integer(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw) || value < min || value > max) throw new TypeError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
-  return value
 }
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable with other processes' `Date.now()`. */
