@@ -207,36 +207,26 @@ function differs(file: string, content: string): boolean {
   }
 }
 
+/** Writes `content` to `file`; with `--check`, fails instead when the committed `file` (named `name`) differs. */
+function writeOrCheck(file: string, name: string, content: string, check: boolean): void {
+  if (check) {
+    if (differs(file, content)) throw new Error(`${name} is stale: run npm run openapi`)
+    return
+  }
+  writeFileSync(file, content)
+  console.log(`wrote ${file}`)
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const check = argv.includes('--check')
   if (argv.includes('--admin')) {
-    const document = await buildAdminDocument()
-    if (check) {
-      if (differs(ADMIN_DOCUMENT_FILE, document)) throw new Error('docs/admin-openapi.json is stale: run npm run openapi')
-      return
-    }
-    writeFileSync(ADMIN_DOCUMENT_FILE, document)
-    console.log(`wrote ${ADMIN_DOCUMENT_FILE}`)
-    return
-  }
-  if (argv.includes('--document')) {
+    writeOrCheck(ADMIN_DOCUMENT_FILE, 'docs/admin-openapi.json', await buildAdminDocument(), check)
+  } else if (argv.includes('--document')) {
     // The second step runs in a fresh process, which loads the examples just written.
-    const document = await buildDocument()
-    if (check) {
-      if (differs(DOCUMENT_FILE, document)) throw new Error('docs/openapi.json is stale: run npm run openapi')
-      return
-    }
-    writeFileSync(DOCUMENT_FILE, document)
-    console.log(`wrote ${DOCUMENT_FILE}`)
-    return
+    writeOrCheck(DOCUMENT_FILE, 'docs/openapi.json', await buildDocument(), check)
+  } else {
+    writeOrCheck(EXAMPLES_FILE, 'src/openapi/examples.generated.ts', examplesModule(await recordExamples()), check)
   }
-  const examples = examplesModule(await recordExamples())
-  if (check) {
-    if (differs(EXAMPLES_FILE, examples)) throw new Error('src/openapi/examples.generated.ts is stale: run npm run openapi')
-    return
-  }
-  writeFileSync(EXAMPLES_FILE, examples)
-  console.log(`wrote ${EXAMPLES_FILE}`)
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
