@@ -37,6 +37,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { Agent, request } from 'undici'
 import { integer } from './options.js'
+import { scratchPostgresDatabase, type ScratchPostgresDatabase } from './scratch-postgres.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'dist')
@@ -102,25 +103,8 @@ const log = (line: string) => console.error(`cold-start: ${line}`)
 const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
 
 /** A seeded database of this run's own on the `--pg` server; `drop()` removes it. */
-async function seededDatabase(pgUrl: string): Promise<{ db: string; name: string; admin: pg.Client; drop(): Promise<void> }> {
-  const name = `wfa_cold_${process.pid}`
-  const admin = new pg.Client({ connectionString: pgUrl })
-  await admin.connect()
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
-  await admin.query(`create database ${pg.escapeIdentifier(name)}`)
-  const url = new URL(pgUrl)
-  url.pathname = `/${name}`
-  const drop = async () => {
-    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
-    await admin.end()
-  }
-  try {
-    cli(['seed', '--db', url.toString(), '--json'])
-  } catch (error) {
-    await drop()
-    throw error
-  }
-  return { db: url.toString(), name, admin, drop }
+function seededDatabase(pgUrl: string): Promise<ScratchPostgresDatabase> {
+  return scratchPostgresDatabase(pgUrl, `wfa_cold_${process.pid}`, (db) => cli(['seed', '--db', db, '--json']))
 }
 
 interface Server {

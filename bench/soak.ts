@@ -32,10 +32,10 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { Agent, request } from 'undici'
 import { envelopeProblem, LIST_RESOURCES, nextRequest, rememberCreated, unknownKeyRequest, type CompanyView, type PlannedRequest } from './soak-mix.js'
 import { integer } from './options.js'
+import { scratchPostgresDatabase } from './scratch-postgres.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'dist')
@@ -131,25 +131,9 @@ async function seededDatabase(backend: 'sqlite' | 'postgres', options: Options):
     log(`sqlite: seeded scale ${options.scale} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     return { db, drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
-  const name = `wfa_soak_${process.pid}`
-  const admin = new pg.Client({ connectionString: options.pgUrl })
-  await admin.connect()
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
-  await admin.query(`create database ${pg.escapeIdentifier(name)}`)
-  const url = new URL(options.pgUrl)
-  url.pathname = `/${name}`
-  const drop = async () => {
-    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
-    await admin.end()
-  }
-  try {
-    cli(['seed', '--db', url.toString(), '--scale', String(options.scale), '--json'])
-  } catch (error) {
-    await drop()
-    throw error
-  }
-  log(`postgres: seeded scale ${options.scale} into ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  return { db: url.toString(), drop }
+  const database = await scratchPostgresDatabase(options.pgUrl, `wfa_soak_${process.pid}`, (db) => cli(['seed', '--db', db, '--scale', String(options.scale), '--json']))
+  log(`postgres: seeded scale ${options.scale} into ${database.name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  return database
 }
 
 interface Server {
