@@ -13,8 +13,10 @@
  * Reported for the healthy endpoints of every company, over the to-dos written in the measured
  * window: commit → arrival latency (p50, p99; a delivery still missing after the grace period
  * counts as infinitely late), and arrivals per second during the window; and the API's own
- * `POST /v1/todos` latency as the client saw it. Each mode is compared with the `healthy` mode of
- * the same backend in the same run. The server process counts its garbage collections, so the
+ * `POST /v1/todos` latency as the client saw it. Each mode is compared with the `healthy` runs of
+ * the same backend around it in the same run (`baselineOf`): interleave them
+ * (`--modes healthy,hanging-5,healthy,hanging-20,healthy`) so that each degraded mode is judged
+ * against what the machine did just before and after it, not minutes earlier. The server process counts its garbage collections, so the
  * report shows that they happened while receivers hung.
  *
  * "Commit" is the to-do's `created_at`, which the API stamps once the write transaction holds the
@@ -555,41 +557,73 @@ function ratio(value: number, base: number | undefined): string {
   return `${(value / base).toFixed(2)}×`
 }
 
+/** The healthy figures a row is judged against: an average of the `healthy` runs around it. */
+interface Baseline {
+  label: string
+  p50: number
+  p99: number
+  perSecond: number
+  postP50: number
+  postP99: number
+}
+
+/**
+ * The baseline of `rows[index]`: for a degraded mode, the mean of the nearest `healthy` run before
+ * it and the nearest after it (one of them when only one exists), so that a run interleaving
+ * `healthy` between the degraded modes (`healthy,hanging-5,healthy,failing-5,healthy`) judges each
+ * against what the machine did just then; for a repeated `healthy`, the one before it (its noise).
+ */
+export function baselineOf(rows: readonly ModeResult[], index: number): Baseline | undefined {
+  const healthy = rows.map((row, at) => ({ row, at })).filter(({ row }) => row.mode === 'healthy')
+  const before = healthy.filter(({ at }) => at < index).at(-1)
+  const after = rows[index]?.mode === 'healthy' ? undefined : healthy.find(({ at }) => at > index)
+  const around = [before, after].filter((entry) => entry !== undefined)
+  if (around.length === 0) return undefined
+  const mean = (pick: (row: ModeResult) => number) => around.reduce((sum, { row }) => sum + pick(row), 0) / around.length
+  return {
+    label: around.map(({ at }) => `#${at + 1}`).join('+'),
+    p50: mean((row) => row.healthy.latency.p50),
+    p99: mean((row) => row.healthy.latency.p99),
+    perSecond: mean((row) => row.healthy.perSecond),
+    postP50: mean((row) => row.writes.latency.p50),
+    postP99: mean((row) => row.writes.latency.p99),
+  }
+}
+
 export function fairnessTable(results: ModeResult[]): string {
   const lines: string[] = []
   for (const backend of [...new Set(results.map((r) => r.backend))]) {
     const rows = results.filter((r) => r.backend === backend)
-    const base = rows.find((r) => r.mode === 'healthy')
     lines.push(
       '',
       `**${backend}**`,
       '',
-      '| mode | healthy delivered / expected | deliveries/s (× healthy) | p50 commit → arrival (×) | p99 (×) | p99 company 1 / company 2 | POST /v1/todos p50 (×) | p99 (×) | POST failed | attempts at the bad endpoints (open at end) | server GCs minor / major | goals |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+      '| # | mode | judged against | healthy delivered / expected | deliveries/s (× healthy) | p50 commit → arrival (×) | p99 (×) | p99 company 1 / company 2 | POST /v1/todos p50 (×) | p99 (×) | POST failed | attempts at the bad endpoints (open at end) | server GCs minor / major | goals |',
+      '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     )
-    for (const r of rows) {
+    rows.forEach((r, index) => {
       const h = r.healthy
-      // A repeated `healthy` mode shows how far the machine's noise alone moves the figures.
-      const label = r.mode === 'healthy' && r !== base ? 'healthy (again)' : r.mode
+      const base = baselineOf(rows, index)
       // A goal against a baseline that is itself unmeasured (a delivery never arrived) is not judged.
       const judge = (name: string, met: boolean, baseline: number) => (Number.isFinite(baseline) ? `${name} ${met ? '✓' : '✗'}` : `${name} –`)
+      // A repeated `healthy` mode shows how far the machine's noise alone moves the figures: not judged.
       const goals =
-        base === undefined || r === base
+        base === undefined || r.mode === 'healthy'
           ? ''
           : [
-              judge('p99', h.latency.p99 <= 2 * base.healthy.latency.p99, base.healthy.latency.p99),
-              judge('rate', h.perSecond >= 0.8 * base.healthy.perSecond, base.healthy.perSecond),
-              judge('POST', r.writes.latency.p99 <= 1.5 * base.writes.latency.p99, base.writes.latency.p99),
+              judge('p99', h.latency.p99 <= 2 * base.p99, base.p99),
+              judge('rate', h.perSecond >= 0.8 * base.perSecond, base.perSecond),
+              judge('POST', r.writes.latency.p99 <= 1.5 * base.postP99, base.postP99),
             ].join(', ')
       lines.push(
-        `| ${label} | ${h.delivered.toLocaleString('en')} / ${h.expected.toLocaleString('en')} | ${h.perSecond.toFixed(1)} (${ratio(h.perSecond, base?.healthy.perSecond)}) | ` +
-          `${ms(h.latency.p50)} (${ratio(h.latency.p50, base?.healthy.latency.p50)}) | ${ms(h.latency.p99)} (${ratio(h.latency.p99, base?.healthy.latency.p99)}) | ` +
+        `| ${index + 1} | ${r.mode} | ${base?.label ?? '–'} | ${h.delivered.toLocaleString('en')} / ${h.expected.toLocaleString('en')} | ${h.perSecond.toFixed(1)} (${ratio(h.perSecond, base?.perSecond)}) | ` +
+          `${ms(h.latency.p50)} (${ratio(h.latency.p50, base?.p50)}) | ${ms(h.latency.p99)} (${ratio(h.latency.p99, base?.p99)}) | ` +
           `${ms(h.perCompany[1]?.latency.p99 ?? Number.NaN)} / ${ms(h.perCompany[2]?.latency.p99 ?? Number.NaN)} | ` +
-          `${ms(r.writes.latency.p50)} (${ratio(r.writes.latency.p50, base?.writes.latency.p50)}) | ${ms(r.writes.latency.p99)} (${ratio(r.writes.latency.p99, base?.writes.latency.p99)}) | ` +
+          `${ms(r.writes.latency.p50)} (${ratio(r.writes.latency.p50, base?.postP50)}) | ${ms(r.writes.latency.p99)} (${ratio(r.writes.latency.p99, base?.postP99)}) | ` +
           `${r.writes.failed + r.writes.skipped} / ${r.writes.measured} | ${r.bad.endpoints === 0 ? '–' : `${r.bad.requests.toLocaleString('en')} (${r.bad.openAtEnd})`} | ` +
           `${r.server.gcMinor} / ${r.server.gcMajor} | ${goals} |`,
       )
-    }
+    })
   }
   return lines.join('\n')
 }
