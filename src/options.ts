@@ -1,4 +1,6 @@
-import { RESOURCES } from './api/index.js'
+import { CONTRACT_RESOURCES } from './api/index.js'
+import { ResourceCatalogue } from './api/catalogue.js'
+import type { AnyResourceDeclaration } from './api/resource.js'
 import { OPTION_ERROR_CODES, WorkforceOptionError } from './errors.js'
 import type { Clock } from './ports/clock.js'
 import type { WorkforcePorts } from './ports/index.js'
@@ -19,6 +21,13 @@ export const MAX_KEY_CACHE_TTL_MS = 30_000
  * await app.register(workforceApi, { prefix: '/api/public', storage, keyStore, modules })
  */
 export interface WorkforceApiOptions extends WorkforcePorts {
+  /**
+   * The host's own read-only resources (`defineResource`), served beside the contract's with
+   * everything ours have: key auth, their scope and module, pages with exact totals, strict
+   * filters, events and webhooks, and their place in the reference document. A name, scope,
+   * event type or component that collides with ours, or a malformed declaration, fails `ready()`.
+   */
+  resources?: readonly AnyResourceDeclaration[]
   /** Sends invitation emails for `POST /v1/users` with `send_invite: true`. Default: logs them. */
   invites?: InviteSender
   /** Idempotency timings: `leaseMs` (default 10 s, renewed every third of it while a request runs), `retentionMs` (24 h), `purgeIntervalMs` (60 s), `purgeBatch` (500). */
@@ -145,6 +154,7 @@ export interface WebhookOptions {
 
 /** Every option, so an unknown one is refused; `satisfies` keeps the lists in step with the types. */
 const KNOWN_OPTIONS = {
+  resources: true,
   storage: true,
   keyStore: true,
   modules: true,
@@ -256,19 +266,13 @@ function editDistance(a: string, b: string): number {
  * Checks options at registration so a wiring mistake fails `app.ready()` with a message
  * naming the option, instead of failing the first request.
  */
-export function checkOptions(options: Partial<WorkforceApiOptions>): void {
+export function checkOptions(options: Partial<WorkforceApiOptions>): ResourceCatalogue {
   checkKnownKeys(options)
   const { storage, keyStore, modules, clock, keyCache, prefix } = options
   if (storage === null || typeof storage !== 'object') fail('storage', 'is required and must implement the Storage port', presence(storage))
-  for (const resource of RESOURCES) {
-    for (const [member, kind] of Object.entries(resource.storage)) {
-      const candidate = (storage as unknown as Record<string, { list?: unknown; get?: unknown } | undefined>)[member]
-      if (kind === 'function' && typeof candidate !== 'function') fail(`storage.${member}`, 'must be a function')
-      if (kind === 'reader' && (typeof candidate?.list !== 'function' || typeof candidate.get !== 'function')) {
-        fail(`storage.${member}`, 'must have list() and get() methods')
-      }
-    }
-  }
+  const catalogue = resourceCatalogue(options.resources)
+  const problem = catalogue.storageProblem(storage)
+  if (problem !== undefined) fail(...problem)
   if (keyStore === null || typeof keyStore !== 'object') fail('keyStore', 'is required and must implement the KeyStore port', presence(keyStore))
   for (const method of ['find', 'create', 'setState', 'list'] as const) {
     if (typeof keyStore[method] !== 'function') fail(`keyStore.${method}`, 'must be a function')
@@ -312,6 +316,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): void {
     }
   }
   checkWebhookOptions(options.webhookOptions)
+  return catalogue
 }
 
 function checkWebhookOptions(webhook: WebhookOptions | undefined): void {
@@ -390,6 +395,12 @@ function checkInteger(name: string, value: unknown, min: number, max: number): v
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     fail(name, `must be an integer from ${min} to ${max}`)
   }
+}
+
+/** The contract's resources and the host's `resources`, checked; a bad declaration is a `WorkforceOptionError` naming it. */
+function resourceCatalogue(resources: unknown): ResourceCatalogue {
+  if (resources !== undefined && !Array.isArray(resources)) fail('resources', 'must be an array of resource declarations (defineResource)')
+  return new ResourceCatalogue(CONTRACT_RESOURCES, (resources ?? []) as unknown[])
 }
 
 function fail(option: string, problem: string, code: WorkforceOptionError['code'] = OPTION_ERROR_CODES.invalid): never {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { apiRoutes } from './api/index.js'
+import type { ResourceCatalogue } from './api/catalogue.js'
 import { ListPages } from './api/list-pages.js'
 import { CompanyReadLimiter } from './api/company-read-limiter.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
@@ -46,6 +46,8 @@ export interface WorkforceApiDecorator {
   webhooks: WebhookManager
   /** The host publishes events for changes made outside the API, inside its own transaction. */
   events: EventPublisher
+  /** The resources this API serves (the contract's and the host's `resources`), with their scopes, modules and event types. */
+  resources: ResourceCatalogue
   /** Every mounted API route with the corridor stages that guard it; complete once the app is ready. */
   routes: readonly RouteTableEntry[]
   /** The ports and clock the plugin was registered with, for companion plugins (`workforceAdmin`). */
@@ -66,6 +68,7 @@ interface ApiContextOptions extends WorkforceApiOptions {
   moduleCache: ModuleCache
   clock: Clock
   table: RouteTableEntry[]
+  catalogue: ResourceCatalogue
 }
 
 /**
@@ -74,7 +77,7 @@ interface ApiContextOptions extends WorkforceApiOptions {
  */
 const api = fp(
   async (app: FastifyInstance, options: ApiContextOptions) => {
-    const { storage, writes, idempotency, verifier, clock } = options
+    const { storage, writes, idempotency, verifier, clock, catalogue } = options
     // checkOptions guarantees both or neither.
     const writable = writes !== undefined && idempotency !== undefined
     const limits = options.rateLimit === false ? undefined : await resolveRateLimits(options.rateLimit ?? {}, app.log)
@@ -84,6 +87,7 @@ const api = fp(
       corridorStages({
         verifier,
         modules: options.moduleCache,
+        catalogue,
         idempotency: writable ? idempotencySettings(idempotency, clock, options.idempotencyOptions) : undefined,
         rateLimit: limits?.settings,
       }),
@@ -92,14 +96,14 @@ const api = fp(
     if (options.usage !== undefined) meterUsage(app, new UsageMeter(options.usage, clock, app.log))
     const prefix = options.prefix ?? ''
     const writeContext: WriteContext | undefined = writable
-      ? { writes, clock, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
+      ? { writes, clock, events: catalogue, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
       : undefined
     const reads = options.listConcurrency === false ? undefined : new CompanyReadLimiter(options.listConcurrency)
-    const routes = apiRoutes({ storage, writes: writeContext, pages: new ListPages(), ...(reads === undefined ? {} : { reads }) })
+    const routes = catalogue.routes({ storage, writes: writeContext, pages: new ListPages(), ...(reads === undefined ? {} : { reads }) })
     const openapi = options.openapi ?? true
     if (openapi !== false) {
       const settings = openapi === true ? {} : openapi
-      await registerOpenApiDocument(app, { prefix, routes, title: settings.title ?? DEFAULT_TITLE, description: settings.description })
+      await registerOpenApiDocument(app, { prefix, routes, catalogue, title: settings.title ?? DEFAULT_TITLE, description: settings.description })
     }
     for (const route of routes) mountRoute(app, route)
     if (openapi !== false) await registerPublicRoutes(app, prefix, openapi !== true && openapi.referencePage === true)
@@ -118,7 +122,7 @@ function meterUsage(app: FastifyInstance, meter: UsageMeter): void {
 }
 
 const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => {
-  checkOptions(options)
+  const catalogue = checkOptions(options)
   const clock = options.clock ?? systemClock
   const verifier = new KeyVerifier({
     keyStore: options.keyStore,
@@ -132,15 +136,16 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
   followInvalidations(app, options.invalidations, verifier, moduleCache)
   const table: RouteTableEntry[] = []
   app.decorate('workforceApi', {
-    keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId)),
-    invitations: new InvitationManager(options.writes, clock),
-    webhooks: startWebhooks(app, options, clock),
-    events: new EventPublisher(options.webhooks, clock),
+    keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId), catalogue.scopes),
+    invitations: new InvitationManager(options.writes, clock, catalogue),
+    webhooks: startWebhooks(app, options, clock, catalogue),
+    events: new EventPublisher(options.webhooks, clock, catalogue),
+    resources: catalogue,
     routes: table,
     ports: portsOf(options),
     clock,
   })
-  await app.register(api, { ...options, verifier, moduleCache, clock, table, prefix: options.prefix ?? '' })
+  await app.register(api, { ...options, verifier, moduleCache, clock, table, catalogue, prefix: options.prefix ?? '' })
 }
 
 /**
@@ -174,7 +179,7 @@ function idempotencySettings(store: IdempotencyStore, clock: Clock, timings: Wor
  * The webhook manager and, unless turned off for this instance, the dispatcher, which starts
  * when the app is ready and stops when it closes. Both need the store and `secretKey`.
  */
-function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock: Clock): WebhookManager {
+function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock: Clock, catalogue: ResourceCatalogue): WebhookManager {
   const store = options.webhooks
   const settings = options.webhookOptions ?? {}
   if (store === undefined) return new WebhookManager(undefined, 'Webhooks need a webhook store: pass the "webhooks" port')
@@ -219,7 +224,7 @@ function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock
     app.addHook('onReady', () => running.start())
     app.addHook('onClose', () => running.stop())
   }
-  return new WebhookManager({ store, box, clock, policy, wake: () => dispatcher?.wake() })
+  return new WebhookManager({ store, box, clock, policy, events: catalogue, wake: () => dispatcher?.wake() })
 }
 
 /** The default `InviteSender`: the host sends email; until it says how, we log the invitation. */

@@ -1,24 +1,13 @@
-import type { PlatformModule } from './ports/module-registry.js'
+import { CONTRACT, type Scope } from './api/index.js'
 
-/** Every scope of spec section 5, with the platform module it belongs to. */
-export const SCOPE_MODULES = {
-  'users:read': 'core',
-  'users:write': 'core',
-  'employees:read': 'core',
-  'roles:read': 'core',
-  'company:read': 'core',
-  'projects:read': 'projects',
-  'shifts:read': 'projects',
-  'absences:read': 'projects',
-  'expenses:read': 'projects',
-  'todos:read': 'todo',
-  'todos:write': 'todo',
-} as const satisfies Record<string, PlatformModule>
+export type { Scope }
 
-export type Scope = keyof typeof SCOPE_MODULES
+/** Every scope of the contract (spec 5), with the platform module it belongs to; derived from the resource declarations. */
+export const SCOPE_MODULES = Object.fromEntries(CONTRACT.scopes.map((scope) => [scope, CONTRACT.moduleOf(scope)])) as Readonly<Record<Scope, string>>
 
-export const ALL_SCOPES = Object.keys(SCOPE_MODULES) as Scope[]
+/** Every scope of the contract, in catalogue order. */
+export const ALL_SCOPES = CONTRACT.scopes as readonly Scope[]
 
 export function isScope(value: string): value is Scope {
-  return Object.hasOwn(SCOPE_MODULES, value)
+  return CONTRACT.isScope(value)
 }

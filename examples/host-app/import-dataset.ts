@@ -170,6 +170,6 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
       data.todos.flatMap((t) => t.tag_ids.map((tagId, position) => ({ task_id: t.id, position, tag_id: tagId }))),
       (row) => row,
     )
-    await insert('org_features', data.modules, (m) => ({ org_id: m.company_id, feature: FEATURE_OF[m.module], enabled: flag(m.active) }))
+    await insert('org_features', data.modules, (m) => ({ org_id: m.company_id, feature: FEATURE_OF[m.module as keyof typeof FEATURE_OF], enabled: flag(m.active) }))
   })
 }

@@ -43,7 +43,7 @@ export function adminContext(api: WorkforceApiDecorator): AdminContext {
   const { webhooks, ports, clock } = api
   return {
     api,
-    scopes: scopeCatalogue(ports.storage),
+    scopes: scopeCatalogue(api.resources, ports.storage),
     session,
     auditFor:
       (request, action, details = {}) =>

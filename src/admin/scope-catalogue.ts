@@ -1,12 +1,11 @@
-import { apiRoutes } from '../api/index.js'
+import type { ResourceCatalogue } from '../api/catalogue.js'
 import type { RouteSpec } from '../api/route-spec.js'
 import type { Storage } from '../ports/storage.js'
 import type { WriteStorage } from '../ports/write-storage.js'
-import { ALL_SCOPES, SCOPE_MODULES, type Scope } from '../scopes.js'
 
 /** One scope of the catalogue as `GET /scopes` lists it. */
 export interface ScopeEntry {
-  scope: Scope
+  scope: string
   description: string
 }
 
@@ -15,12 +14,12 @@ export interface ScopeEntry {
  * declarations (the summaries the public OpenAPI document shows), e.g. `users:read` →
  * "List users, get one user". Derived, never restated: a new route changes its scope's hint.
  */
-export function describeScopes(routes: readonly Pick<RouteSpec, 'scope' | 'summary'>[]): Record<Scope, string> {
-  const summaries = new Map<Scope, string[]>(ALL_SCOPES.map((scope) => [scope, []]))
+export function describeScopes(scopes: readonly string[], routes: readonly Pick<RouteSpec, 'scope' | 'summary'>[]): Record<string, string> {
+  const summaries = new Map<string, string[]>(scopes.map((scope) => [scope, []]))
   for (const { scope, summary } of routes) summaries.get(scope)?.push(summary)
   return Object.fromEntries(
     [...summaries].map(([scope, lines]) => [scope, lines.map((line, index) => (index === 0 ? line : `${line[0]?.toLowerCase()}${line.slice(1)}`)).join(', ')]),
-  ) as Record<Scope, string>
+  )
 }
 
 /** A write port that is never called: the write routes are declared, not mounted, here. */
@@ -34,16 +33,16 @@ const DECLARATION_ONLY_WRITES = new Proxy({} as WriteStorage, {
  * The scope catalogue by platform module, described by every route of the public API, the
  * write routes included even when this API is read-only: a scope means the same everywhere.
  */
-export function scopeCatalogue(storage: Storage): ReadonlyMap<string, readonly ScopeEntry[]> {
-  const routes = apiRoutes({
+export function scopeCatalogue(catalogue: ResourceCatalogue, storage: Storage): ReadonlyMap<string, readonly ScopeEntry[]> {
+  const routes = catalogue.routes({
     storage,
-    writes: { writes: DECLARATION_ONLY_WRITES, clock: { now: () => 0 }, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+    writes: { writes: DECLARATION_ONLY_WRITES, clock: { now: () => 0 }, events: catalogue, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
   })
-  const descriptions = describeScopes(routes)
+  const descriptions = describeScopes(catalogue.scopes, routes)
   const byModule = new Map<string, ScopeEntry[]>()
-  for (const scope of ALL_SCOPES) {
-    const module = SCOPE_MODULES[scope]
-    byModule.set(module, [...(byModule.get(module) ?? []), { scope, description: descriptions[scope] }])
+  for (const scope of catalogue.scopes) {
+    const module = catalogue.moduleOf(scope)
+    byModule.set(module, [...(byModule.get(module) ?? []), { scope, description: descriptions[scope] ?? '' }])
   }
   return byModule
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { AbsenceFilter } from '../ports/storage.js'
 import { ABSENCE_STATUSES, ABSENCE_TYPES, type AbsenceRecord } from '../ports/records.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 import { checkDayRange, updatedSince } from './filters.js'
 
 /** A leave request. Free-text notes, reasons and attachments are never exposed. */
@@ -38,24 +38,45 @@ export function renderAbsence(absence: AbsenceRecord) {
   }
 }
 
-const readAbsences: ReadResource<AbsenceRecord, AbsenceFilter, typeof filters, typeof Absence> = {
+export const absences = defineResource({
   name: 'absences',
   singular: 'absence',
+  component: 'Absence',
+  module: 'projects',
   scope: 'absences:read',
   item: Absence,
-  filters,
-  reader: (storage) => storage.absences,
-  toFilter(query) {
-    checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-    return {
-      employeeId: query.employee_id,
-      status: query.status,
-      dateFrom: query.date_from,
-      dateTo: query.date_to,
-      updatedSince: updatedSince(query.updated_since),
-    }
-  },
   render: renderAbsence,
-}
-
-export const absences = readOnlyResource(readAbsences)
+  list: {
+    filters,
+    reader: (storage) => storage.absences,
+    toFilter(query) {
+      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+      return {
+        employeeId: query.employee_id,
+        status: query.status,
+        dateFrom: query.date_from,
+        dateTo: query.date_to,
+        updatedSince: updatedSince(query.updated_since),
+      }
+    },
+  },
+  events: { actions: ['created', 'updated', 'deleted'], position: 5 },
+  conformance: {
+    recordKeys: exactKeys<AbsenceRecord>()(['id', 'employee_id', 'date', 'type', 'hours', 'status', 'created_at', 'updated_at']),
+    filterKeys: exactKeys<AbsenceFilter>()(['employeeId', 'status', 'dateFrom', 'dateTo', 'updatedSince']),
+    fieldKinds: {
+      instants: ['created_at', 'updated_at'],
+      days: ['date'],
+      integers: ['id', 'employee_id'],
+      booleans: [],
+      structures: [],
+      texts: ['type', 'status'],
+      fractions: ['hours'],
+    },
+  },
+  docs: {
+    description: 'Leave and absences of your employees.',
+    fields: { date: 'The day of the absence, as entered, in every time zone.', hours: 'Hours absent that day.' },
+    list: 'An absence is one day (`date`), the day as entered in every time zone.',
+  },
+})

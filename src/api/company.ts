@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { NotFoundError } from '../errors.js'
 import type { CompanyRecord } from '../ports/records.js'
 import { ItemEnvelope } from './pagination.js'
-import { companyOf, type ApiResource } from './route-spec.js'
+import { defineResource, exactKeys } from './resource.js'
+import { companyOf } from './route-spec.js'
 import { Id, NoQuery, Timestamp, timestamp } from './wire.js'
 
 /** Identity data only (spec 2.1). */
@@ -27,8 +28,14 @@ export function renderCompany(company: CompanyRecord) {
 }
 
 /** `GET /v1/company`: the key's own company. There is no list and no lookup by id. */
-export const company: ApiResource = {
+export const company = defineResource({
   name: 'company',
+  singular: 'company',
+  component: 'Company',
+  module: 'core',
+  scope: 'company:read',
+  item: Company,
+  render: renderCompany,
   storage: { company: 'function' },
   routes: ({ storage }) => [
     {
@@ -46,4 +53,22 @@ export const company: ApiResource = {
       },
     },
   ],
-}
+  events: { actions: ['updated'], position: 8 },
+  conformance: {
+    recordKeys: exactKeys<CompanyRecord>()(['id', 'name', 'timezone', 'country', 'created_at', 'updated_at']),
+  },
+  docs: {
+    description: 'Your own company: name, country, time zone.',
+    fields: {
+      id: 'Your company id.',
+      timezone: 'IANA time zone of the company calendar: day filters (`date_from`, `due_from`, …) use it.',
+      country: 'ISO 3166-1 alpha-2 country code.',
+    },
+    operations: {
+      getCompany: {
+        description: 'Returns the company your API key belongs to. There is no list and no lookup by id: a key sees only its own company.',
+        responses: { 200: 'Your company.' },
+      },
+    },
+  },
+})

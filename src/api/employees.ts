@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { EmployeeFilter } from '../ports/storage.js'
 import { CONTRACT_TYPES, type EmployeeRecord } from '../ports/records.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 import { updatedSince } from './filters.js'
 
 /** The HR profile. Salary, bank data, documents and photos are deliberately never exposed. */
@@ -40,15 +40,45 @@ export function renderEmployee(employee: EmployeeRecord) {
   }
 }
 
-const readEmployees: ReadResource<EmployeeRecord, EmployeeFilter, typeof filters, typeof Employee> = {
+export const employees = defineResource({
   name: 'employees',
   singular: 'employee',
+  component: 'Employee',
+  module: 'core',
   scope: 'employees:read',
   item: Employee,
-  filters,
-  reader: (storage) => storage.employees,
-  toFilter: (query) => ({ updatedSince: updatedSince(query.updated_since) }),
   render: renderEmployee,
-}
-
-export const employees = readOnlyResource(readEmployees)
+  list: {
+    filters,
+    reader: (storage) => storage.employees,
+    toFilter: (query) => ({ updatedSince: updatedSince(query.updated_since) }),
+  },
+  events: { actions: ['created', 'updated', 'deleted'], position: 4 },
+  conformance: {
+    recordKeys: exactKeys<EmployeeRecord>()([
+      'id', 'user_id', 'employee_number', 'job_title', 'contract_type', 'weekly_hours', 'hire_date', 'termination_date',
+      'supervisor_id', 'created_at', 'updated_at',
+    ]),
+    filterKeys: exactKeys<EmployeeFilter>()(['updatedSince']),
+    fieldKinds: {
+      instants: ['created_at', 'updated_at'],
+      days: ['hire_date', 'termination_date'],
+      integers: ['id', 'user_id', 'supervisor_id'],
+      booleans: [],
+      structures: [],
+      texts: ['employee_number', 'job_title', 'contract_type'],
+      fractions: ['weekly_hours'],
+    },
+  },
+  docs: {
+    description: 'Employment records: who works for your company, from when, with which contract.',
+    fields: {
+      user_id: 'The user this employment belongs to, if the employee has a login.',
+      employee_number: "Your company's own number for the employee.",
+      weekly_hours: 'Contracted hours per week.',
+      hire_date: 'First day of employment.',
+      termination_date: 'Last day of employment, once known.',
+      supervisor_id: 'The employee id of the supervisor.',
+    },
+  },
+})

@@ -3,7 +3,7 @@ import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ExpenseFilter } from '../ports/storage.js'
 import { EXPENSE_CATEGORIES, type ExpenseRecord } from '../ports/records.js'
 import { formatCents } from '../money.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 import { checkDayRange, updatedSince } from './filters.js'
 
 /** A project expense. Pricing internals, km and per-diem detail and attachments are never exposed. */
@@ -45,25 +45,53 @@ export function renderExpense(expense: ExpenseRecord) {
   }
 }
 
-const readExpenses: ReadResource<ExpenseRecord, ExpenseFilter, typeof filters, typeof Expense> = {
+export const expenses = defineResource({
   name: 'expenses',
   singular: 'expense',
+  component: 'Expense',
+  module: 'projects',
   scope: 'expenses:read',
   item: Expense,
-  filters,
-  reader: (storage) => storage.expenses,
-  toFilter(query) {
-    checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-    return {
-      employeeId: query.employee_id,
-      projectId: query.project_id,
-      category: query.category,
-      dateFrom: query.date_from,
-      dateTo: query.date_to,
-      updatedSince: updatedSince(query.updated_since),
-    }
-  },
   render: renderExpense,
-}
-
-export const expenses = readOnlyResource(readExpenses)
+  list: {
+    filters,
+    reader: (storage) => storage.expenses,
+    toFilter(query) {
+      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+      return {
+        employeeId: query.employee_id,
+        projectId: query.project_id,
+        category: query.category,
+        dateFrom: query.date_from,
+        dateTo: query.date_to,
+        updatedSince: updatedSince(query.updated_since),
+      }
+    },
+  },
+  events: { actions: ['created', 'updated', 'deleted'], position: 6 },
+  conformance: {
+    recordKeys: exactKeys<ExpenseRecord>()([
+      'id', 'employee_id', 'project_id', 'category', 'description', 'date', 'amount_cents', 'currency', 'created_at', 'updated_at',
+    ]),
+    filterKeys: exactKeys<ExpenseFilter>()(['employeeId', 'projectId', 'category', 'dateFrom', 'dateTo', 'updatedSince']),
+    fieldKinds: {
+      instants: ['created_at', 'updated_at'],
+      days: ['date'],
+      integers: ['id', 'employee_id', 'project_id', 'amount_cents'],
+      booleans: [],
+      structures: [],
+      texts: ['category', 'description', 'currency'],
+      fractions: [],
+    },
+  },
+  docs: {
+    description: 'Expenses employees submitted, with exact decimal amounts.',
+    fields: {
+      date: 'The day of the expense, as entered, in every time zone.',
+      amount: 'Exact decimal with two fractional digits, as a string (`"12.30"`): never a float.',
+      currency: 'ISO 4217 currency code.',
+    },
+    parameters: { category: 'Only expenses in this category.' },
+    list: 'An expense date is the day entered, in every time zone.',
+  },
+})

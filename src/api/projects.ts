@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ProjectFilter } from '../ports/storage.js'
 import { PROJECT_KINDS, PROJECT_STATUSES, type ProjectRecord } from '../ports/records.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 import { updatedSince } from './filters.js'
 
 /** Registry data only: offer/order numbers, CIG/CUP codes, managers, notes and pricing are never exposed. */
@@ -41,20 +41,51 @@ export function renderProject(project: ProjectRecord) {
   }
 }
 
-const readProjects: ReadResource<ProjectRecord, ProjectFilter, typeof filters, typeof Project> = {
+export const projects = defineResource({
   name: 'projects',
   singular: 'project',
+  component: 'Project',
+  module: 'projects',
   scope: 'projects:read',
   item: Project,
-  filters,
-  reader: (storage) => storage.projects,
-  toFilter: (query) => ({
-    status: query.status,
-    kind: query.kind,
-    customerId: query.customer_id,
-    updatedSince: updatedSince(query.updated_since),
-  }),
   render: renderProject,
-}
-
-export const projects = readOnlyResource(readProjects)
+  list: {
+    filters,
+    reader: (storage) => storage.projects,
+    toFilter: (query) => ({
+      status: query.status,
+      kind: query.kind,
+      customerId: query.customer_id,
+      updatedSince: updatedSince(query.updated_since),
+    }),
+  },
+  events: { actions: ['created', 'updated', 'deleted'], position: 2 },
+  conformance: {
+    recordKeys: exactKeys<ProjectRecord>()([
+      'id', 'name', 'code', 'status', 'kind', 'customer_id', 'starts_on', 'ends_on', 'created_at', 'updated_at',
+    ]),
+    filterKeys: exactKeys<ProjectFilter>()(['status', 'kind', 'customerId', 'updatedSince']),
+    fieldKinds: {
+      instants: ['created_at', 'updated_at'],
+      days: ['starts_on', 'ends_on'],
+      integers: ['id', 'customer_id'],
+      booleans: [],
+      structures: [],
+      texts: ['name', 'code', 'status', 'kind'],
+      fractions: [],
+    },
+  },
+  docs: {
+    description: 'Projects of your company (internal or for a customer).',
+    fields: {
+      code: "Your company's short code for the project.",
+      customer_id: 'The customer the project is for; `null` for an internal project.',
+      starts_on: 'First day of the project, if planned.',
+      ends_on: 'Last day of the project, if planned.',
+    },
+    parameters: {
+      kind: 'Only projects of this kind.',
+      customer_id: 'Only projects for this customer.',
+    },
+  },
+})

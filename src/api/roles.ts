@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Id, Timestamp, timestamp } from './wire.js'
 import type { RoleFilter } from '../ports/storage.js'
 import type { RoleRecord } from '../ports/records.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 
 export const Role = Type.Object({
   id: Id,
@@ -25,15 +25,34 @@ export function renderRole(role: RoleRecord) {
   }
 }
 
-const readRoles: ReadResource<RoleRecord, RoleFilter, typeof filters, typeof Role> = {
+export const roles = defineResource({
   name: 'roles',
   singular: 'role',
+  component: 'Role',
+  module: 'core',
   scope: 'roles:read',
   item: Role,
-  filters,
-  reader: (storage) => storage.roles,
-  toFilter: () => ({}),
   render: renderRole,
-}
-
-export const roles = readOnlyResource(readRoles)
+  list: {
+    filters,
+    reader: (storage) => storage.roles,
+    toFilter: () => ({}),
+  },
+  conformance: {
+    recordKeys: exactKeys<RoleRecord>()(['id', 'name', 'permissions', 'created_at', 'updated_at']),
+    filterKeys: [],
+    fieldKinds: {
+      instants: ['created_at', 'updated_at'],
+      days: [],
+      integers: ['id'],
+      booleans: [],
+      structures: ['permissions'],
+      texts: ['name'],
+      fractions: [],
+    },
+  },
+  docs: {
+    description: 'Roles users hold in your company; to-dos can be offered to a role.',
+    fields: { permissions: 'What holders of the role may do in the product.' },
+  },
+})

@@ -4,8 +4,7 @@ import type { AuthenticatedKey } from '../auth/key-verifier.js'
 import type { Clock } from '../ports/clock.js'
 import type { InviteSender } from '../ports/invite-sender.js'
 import type { Storage } from '../ports/storage.js'
-import type { WriteStorage } from '../ports/write-storage.js'
-import type { Scope } from '../scopes.js'
+import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
 import type { CompanyReadLimiter } from './company-read-limiter.js'
 import type { ListPages } from './list-pages.js'
 
@@ -40,8 +39,8 @@ export interface RouteSpec {
   summary: string
   /** The resource the route belongs to: one tag per resource. */
   tag: string
-  /** The one scope the key must hold; its platform module must be active (spec 5). */
-  scope: Scope
+  /** The one scope the key must hold (its resource's read or write scope); its platform module must be active (spec 5). */
+  scope: string
   schema: RouteSchemas
   /** Largest accepted body in bytes; larger is a 413. */
   bodyLimit?: number
@@ -72,10 +71,17 @@ export function routeSpecOf(route: RouteOptions): RouteSpec | undefined {
   return (route.config as { workforceRoute?: RouteSpec } | undefined)?.workforceRoute
 }
 
+/** Renders an event inside the transaction of its change (`ResourceCatalogue.renderEvent`). */
+export interface EventRenderer {
+  renderEvent(input: { type: string; companyId: number; record: unknown }, now: Date): ChangeEvent
+}
+
 /** What the write routes need beyond storage: present only when the host configured writes. */
 export interface WriteContext {
   writes: WriteStorage
   clock: Clock
+  /** Renders the events a write records (the plugin's resource catalogue). */
+  events: EventRenderer
   invites: InviteSender
   /** Public path of a resource, for `Location` headers. */
   locationOf(path: string): string
@@ -90,16 +96,6 @@ export interface ApiContext {
   reads?: CompanyReadLimiter
   /** Without it the API is read-only and no write route is declared. */
   writes?: WriteContext
-}
-
-/**
- * One resource of the API: its routes, and which `Storage` members it reads through
- * (checked at registration: a `reader` needs `list()` and `get()`, a `function` is called).
- */
-export interface ApiResource {
-  name: string
-  storage: Readonly<Partial<Record<keyof Storage, 'reader' | 'function'>>>
-  routes(context: ApiContext): RouteSpec[]
 }
 
 /** The tenant of an authenticated request (set by the corridor's authenticate stage). */

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ShiftFilter } from '../ports/storage.js'
 import { SHIFT_STATUSES, type ShiftRecord } from '../ports/records.js'
-import { readOnlyResource, type ReadResource } from './read-routes.js'
+import { defineResource, exactKeys } from './resource.js'
 import { checkDayRange, companyDayWindow, updatedSince } from './filters.js'
 
 /** Structural data only: free text and billing internals are never exposed. */
@@ -41,28 +41,55 @@ export function renderShift(shift: ShiftRecord) {
   }
 }
 
-const readShifts: ReadResource<ShiftRecord, ShiftFilter, typeof filters, typeof Shift> = {
+export const shifts = defineResource({
   name: 'shifts',
   singular: 'shift',
+  component: 'Shift',
+  module: 'projects',
   scope: 'shifts:read',
   item: Shift,
-  filters,
-  reader: (storage) => storage.shifts,
-  async toFilter(query, context) {
-    checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-    const filter: ShiftFilter = {
-      employeeId: query.employee_id,
-      projectId: query.project_id,
-      status: query.status,
-      updatedSince: updatedSince(query.updated_since),
-    }
-    // A shift belongs to the company-calendar day on which it starts (spec 4.3).
-    const { start, end } = await companyDayWindow(query.date_from, query.date_to, context)
-    if (start !== undefined) filter.startsFrom = start
-    if (end !== undefined) filter.startsBefore = end
-    return filter
-  },
   render: renderShift,
-}
-
-export const shifts = readOnlyResource(readShifts)
+  list: {
+    filters,
+    reader: (storage) => storage.shifts,
+    async toFilter(query, context) {
+      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+      const filter: ShiftFilter = {
+        employeeId: query.employee_id,
+        projectId: query.project_id,
+        status: query.status,
+        updatedSince: updatedSince(query.updated_since),
+      }
+      // A shift belongs to the company-calendar day on which it starts (spec 4.3).
+      const { start, end } = await companyDayWindow(query.date_from, query.date_to, context)
+      if (start !== undefined) filter.startsFrom = start
+      if (end !== undefined) filter.startsBefore = end
+      return filter
+    },
+  },
+  events: { actions: ['created', 'updated', 'deleted'], position: 3 },
+  conformance: {
+    recordKeys: exactKeys<ShiftRecord>()([
+      'id', 'employee_id', 'project_id', 'status', 'starts_at', 'ends_at', 'break_minutes', 'created_at', 'updated_at',
+    ]),
+    filterKeys: exactKeys<ShiftFilter>()(['employeeId', 'projectId', 'status', 'startsFrom', 'startsBefore', 'updatedSince']),
+    fieldKinds: {
+      instants: ['starts_at', 'ends_at', 'created_at', 'updated_at'],
+      days: [],
+      integers: ['id', 'employee_id', 'project_id', 'break_minutes'],
+      booleans: [],
+      structures: [],
+      texts: ['status'],
+      fractions: [],
+    },
+  },
+  docs: {
+    description: 'Planned and worked shifts of your employees.',
+    fields: {
+      starts_at: 'Start instant. The shift belongs to the company-calendar day on which it starts.',
+      ends_at: 'End instant.',
+      break_minutes: 'Unpaid break within the shift.',
+    },
+    list: 'A shift belongs to the company-calendar day on which it starts.',
+  },
+})

@@ -1,5 +1,5 @@
 import Fastify from 'fastify'
-import { RESOURCES } from '../api/index.js'
+import { CONTRACT_RESOURCES } from '../api/index.js'
 import { DEFAULT_RATE_LIMIT_MAX, DEFAULT_RATE_LIMIT_WINDOW_MS } from '../corridor/rate-limit.js'
 import { handleError, handleNotFound } from '../corridor/render.js'
 import { WorkforceOptionError } from '../errors.js'
@@ -175,10 +175,8 @@ const NO_COMPANY = 0
  * the requests themselves will report a database that cannot answer.
  */
 async function warmLists(storage: Storage): Promise<void> {
-  // The readers the API's resources declare (`RESOURCES`), not a list of our own.
-  const readers = RESOURCES.flatMap((resource) =>
-    Object.entries(resource.storage).flatMap(([name, kind]) => (kind === 'reader' ? [storage[name as keyof Storage] as ResourceReader<unknown, object>] : [])),
-  )
+  // The readers the API's resources declare (`CONTRACT_RESOURCES`), not a list of our own.
+  const readers = CONTRACT_RESOURCES.flatMap((resource): ResourceReader<unknown, object>[] => (resource.list === undefined ? [] : [resource.list.reader(storage) as ResourceReader<unknown, object>]))
   await Promise.all(
     readers.map(async (reader) => {
       const seek = reader.seek as SeekableReader<unknown, object> | undefined

@@ -1,6 +1,7 @@
 import { systemClock } from '../ports/clock.js'
 import type { DeliveryPage, WebhookDeliveryWithAttempts } from '../ports/webhook-store.js'
-import { ALL_EVENTS, EVENT_TYPES } from '../events/event-types.js'
+import { ALL_EVENTS } from '../events/event-types.js'
+import { EVENT_TYPES } from '../api/index.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
 import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { AuthenticatedKey } from '../auth/key-verifier.js'
 import type { ModuleCache } from '../auth/module-cache.js'
 import { ForbiddenError } from '../errors.js'
-import { SCOPE_MODULES } from '../scopes.js'
+import type { ResourceCatalogue } from '../api/catalogue.js'
 import type { CorridorStage, StageResponses } from './stage.js'
 
 /** A missing scope and an inactive module are the same 403, on every route: each has a scope. */
@@ -15,11 +15,11 @@ export const AUTHORIZE_RESPONSES: StageResponses = {
  * Scope and module (spec 5.5): the key must hold the route's scope, and the scope's platform
  * module must be active for the company. Either failure is a 403 naming what is missing.
  */
-export function authorize(modules: ModuleCache): CorridorStage {
+export function authorize(modules: ModuleCache, catalogue: Pick<ResourceCatalogue, 'moduleOf'>): CorridorStage {
   return {
     name: AUTHORIZE_RESPONSES.stage,
     hooksFor({ scope }) {
-      const module = SCOPE_MODULES[scope]
+      const module = catalogue.moduleOf(scope)
       const onRequest = async (request: FastifyRequest) => {
         const auth = request.workforceAuth as AuthenticatedKey
         if (!auth.scopes.has(scope)) throw new ForbiddenError(`This API key lacks the ${scope} scope`)

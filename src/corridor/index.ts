@@ -2,7 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import { routeSpecOf } from '../api/route-spec.js'
 import type { KeyVerifier } from '../auth/key-verifier.js'
 import type { ModuleCache } from '../auth/module-cache.js'
-import type { Scope } from '../scopes.js'
+import type { ResourceCatalogue } from '../api/catalogue.js'
 import { authenticate, AUTHENTICATE_RESPONSES } from './authenticate.js'
 import { authorize, AUTHORIZE_RESPONSES } from './authorize.js'
 import { idempotency, IDEMPOTENCY_RESPONSES, type IdempotencySettings } from './idempotency.js'
@@ -16,6 +16,8 @@ import { createValidatorCompiler, VALIDATE_RESPONSES } from './validate.js'
 export interface CorridorDependencies {
   verifier: KeyVerifier
   modules: ModuleCache
+  /** Which platform module each scope belongs to. */
+  catalogue: Pick<ResourceCatalogue, 'moduleOf'>
   /** Present when the API takes writes. */
   idempotency?: IdempotencySettings
   /** Absent when the host turned rate limiting off (`rateLimit: false`). */
@@ -57,7 +59,7 @@ export function corridorStages(deps: CorridorDependencies): CorridorStage[] {
     limits?.failedAuth,
     authenticate(deps.verifier),
     limits?.perKey,
-    authorize(deps.modules),
+    authorize(deps.modules, deps.catalogue),
     deps.idempotency === undefined ? undefined : idempotency(deps.idempotency),
   ]
   const byName = new Map(built.flatMap((stage) => (stage === undefined ? [] : [[stage.name, stage] as const])))
@@ -73,7 +75,7 @@ export interface RouteTableEntry {
   /** With the prefix, e.g. `/api/public/v1/todos/:id`. */
   url: string
   operationId: string
-  scope: Scope
+  scope: string
   /** Names of the corridor stages on this route, in the order they run. */
   stages: readonly string[]
 }

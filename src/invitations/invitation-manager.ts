@@ -2,7 +2,7 @@ import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
 import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
-import { renderEvent } from '../api/resource-events.js'
+import type { EventRenderer } from '../api/route-spec.js'
 
 /** Which invitation: the inviting company and the user id the API showed it (an id of that company only). */
 export interface InvitationRef {
@@ -45,6 +45,8 @@ export class InvitationManager {
   constructor(
     private readonly writes: WriteStorage | undefined,
     private readonly clock: Clock,
+    /** Renders the `users.*` events of an acceptance or a decline (the plugin's resource catalogue). */
+    private readonly events: EventRenderer,
   ) {}
 
   /**
@@ -74,7 +76,7 @@ export class InvitationManager {
         throw error
       })
       const member = (await tx.getUser(companyId, userId)) as UserRecord
-      if (accepted) await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: member }, now))
+      if (accepted) await tx.recordEvent(this.events.renderEvent({ type: 'users.updated', companyId, record: member }, now))
       return member
     })
   }
@@ -96,7 +98,7 @@ export class InvitationManager {
       }
       if (await tx.removePendingMembership(companyId, userId)) {
         // The company's last sight of the user: what it sent, still pending.
-        await tx.recordEvent(renderEvent({ type: 'users.deleted', companyId, record: user }, now))
+        await tx.recordEvent(this.events.renderEvent({ type: 'users.deleted', companyId, record: user }, now))
       }
     })
   }

@@ -3,7 +3,7 @@ import { WorkforceRefusal } from '../errors.js'
 import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
-import { ALL_SCOPES, isScope, type Scope } from '../scopes.js'
+import { ALL_SCOPES, type Scope } from '../scopes.js'
 import { MAX_INSTANT_MS, MIN_INSTANT_MS } from '../time/calendar.js'
 
 /**
@@ -66,8 +66,19 @@ export interface ApiKeyInfo {
   last_used_at: string | null
 }
 
-/** A scope a key can be created with: one of spec section 5's, or `'all'` for every one. */
-export type KeyScope = Scope | 'all'
+/**
+ * The scopes of a host's own resources (the plugin's `resources` option), for the compiler:
+ * add them by declaration merging, as Fastify's own interfaces are extended.
+ *
+ * @example
+ * declare module 'fastify-workforce-api' {
+ *   interface HostScopes { 'teams:read': true }
+ * }
+ */
+export interface HostScopes {}
+
+/** A scope a key can be created with: one of spec section 5's, a host's (`HostScopes`), or `'all'` for every one. */
+export type KeyScope = Scope | Extract<keyof HostScopes, string> | 'all'
 
 export interface CreateKeyInput {
   companyId: number
@@ -125,10 +136,12 @@ export class KeyManager {
     private readonly keyStore: KeyStore,
     private readonly clock: Clock,
     private readonly onChange: (keyId: string) => void = () => {},
+    /** Every scope a key may hold, in catalogue order: the plugin's resource catalogue (with a host's resources). */
+    private readonly known: readonly string[] = ALL_SCOPES,
   ) {}
 
   async create(input: CreateKeyInput, audit?: AuditFor): Promise<CreatedKey> {
-    const scopes = normaliseScopes(input.scopes)
+    const scopes = normaliseScopes(input.scopes, this.known)
     if (!Number.isSafeInteger(input.companyId) || input.companyId < 1) {
       throw new KeyManagementError('companyId must be a positive integer', 'invalid_input')
     }
@@ -203,14 +216,17 @@ export class KeyManager {
   }
 }
 
-/** Validates scope names; `all` expands to every scope. Returns them de-duplicated, in catalogue order. */
-export function normaliseScopes(scopes: readonly string[]): Scope[] {
+/**
+ * Validates scope names against `known` (the contract's scopes unless given); `all` expands to
+ * every scope. Returns them de-duplicated, in catalogue order.
+ */
+export function normaliseScopes(scopes: readonly string[], known: readonly string[] = ALL_SCOPES): Exclude<KeyScope, 'all'>[] {
   if (scopes.length === 0) throw new KeyManagementError('A key needs at least one scope', 'invalid_input')
   const wanted = new Set<string>()
   for (const scope of scopes) {
-    if (scope === 'all') ALL_SCOPES.forEach((s) => wanted.add(s))
-    else if (isScope(scope)) wanted.add(scope)
-    else throw new KeyManagementError(`Unknown scope "${scope}"; expected one of: all, ${ALL_SCOPES.join(', ')}`, 'invalid_input')
+    if (scope === 'all') known.forEach((s) => wanted.add(s))
+    else if (known.includes(scope)) wanted.add(scope)
+    else throw new KeyManagementError(`Unknown scope "${scope}"; expected one of: all, ${known.join(', ')}`, 'invalid_input')
   }
-  return ALL_SCOPES.filter((scope) => wanted.has(scope))
+  return known.filter((scope) => wanted.has(scope)) as Exclude<KeyScope, 'all'>[]
 }

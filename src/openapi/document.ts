@@ -1,21 +1,12 @@
 import fastifySwagger from '@fastify/swagger'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { Absence } from '../api/absences.js'
-import { Company } from '../api/company.js'
-import { Employee } from '../api/employees.js'
-import { Expense } from '../api/expenses.js'
+import type { ResourceCatalogue } from '../api/catalogue.js'
 import { Pagination } from '../api/pagination.js'
-import { Project } from '../api/projects.js'
-import { Role } from '../api/roles.js'
+import type { AnyResourceDeclaration } from '../api/resource.js'
 import type { RouteSpec } from '../api/route-spec.js'
-import { Shift } from '../api/shifts.js'
-import { Todo } from '../api/todos/schema.js'
-import { User } from '../api/users/schema.js'
 import { ErrorEnvelope } from '../errors.js'
-import { SCOPE_MODULES } from '../scopes.js'
-import { fieldDescription } from './field-docs.js'
-import { OPERATION_DOCS, PARAMETER_DOCS, TAGS } from './operation-docs.js'
+import { COMMON_FIELD_DOCS, PARAMETER_DOCS, WEBHOOKS_TAG } from './operation-docs.js'
 import { OPERATION_EXAMPLES } from './examples.generated.js'
 import { ERROR_RESPONSES, errorExample, errorStatusesOf, HEADERS, successHeadersOf } from './responses.js'
 import { SIGNATURE_HEADERS, webhooksSection } from './webhook-payloads.js'
@@ -36,19 +27,6 @@ interface Operation {
   responses: Record<string, Record<string, unknown>>
   [key: string]: unknown
 }
-
-/** Each resource's wire schema, named once in `components.schemas` and referenced everywhere else. */
-const RESOURCE_SCHEMAS: ReadonlyArray<readonly [string, TSchema, string]> = [
-  ['User', User, 'users'],
-  ['Employee', Employee, 'employees'],
-  ['Role', Role, 'roles'],
-  ['Company', Company, 'company'],
-  ['Project', Project, 'projects'],
-  ['Shift', Shift, 'shifts'],
-  ['Absence', Absence, 'absences'],
-  ['Expense', Expense, 'expenses'],
-  ['Todo', Todo, 'todos'],
-]
 
 const SECURITY_SCHEMES = {
   ApiKey: {
@@ -80,6 +58,8 @@ export interface OpenApiSettings {
   prefix: string
   /** Every route the API mounts, as declared. */
   routes: readonly RouteSpec[]
+  /** The resources the routes belong to: their schemas, scopes, modules, events and prose. */
+  catalogue: ResourceCatalogue
   /** Shown as `info.title`. */
   title: string
   description?: string
@@ -105,10 +85,15 @@ export async function registerOpenApiDocument(app: FastifyInstance, settings: Op
         description: settings.description ?? DEFAULT_DESCRIPTION,
       },
       servers: [{ url: settings.prefix === '' ? '/' : settings.prefix }],
-      tags: TAGS.filter((tag) => tag.name === 'webhooks' || settings.routes.some((route) => route.tag === tag.name)),
+      tags: [
+        ...settings.catalogue.resources
+          .filter((resource) => settings.routes.some((route) => route.tag === resource.name))
+          .map((resource) => ({ name: resource.name, description: resource.docs.description })),
+        WEBHOOKS_TAG,
+      ],
       components: {},
     },
-    transformObject: (documents) => finishDocument((documents as { openapiObject: unknown }).openapiObject as OpenApiDocument, specs) as never,
+    transformObject: (documents) => finishDocument((documents as { openapiObject: unknown }).openapiObject as OpenApiDocument, specs, settings.catalogue) as never,
   })
 }
 
@@ -123,14 +108,14 @@ const DEFAULT_DESCRIPTION = [
 ].join('\n')
 
 /** Completes the generated document; a pure function of it and the route declarations. */
-export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<string, RouteSpec>): OpenApiDocument {
+export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<string, RouteSpec>, catalogue: ResourceCatalogue): OpenApiDocument {
   const components = (document.components ?? {}) as Record<string, Record<string, unknown>>
   components.securitySchemes = SECURITY_SCHEMES
   components.schemas = {
     ...components.schemas,
     ErrorEnvelope: plain(ErrorEnvelope),
     Pagination: plain(Pagination),
-    ...Object.fromEntries(RESOURCE_SCHEMAS.map(([name, schema]) => [name, describedFields(name, plain(schema))])),
+    ...Object.fromEntries(catalogue.resources.map((resource) => [resource.component, describedFields(resource, plain(resource.item))])),
   }
   components.headers = Object.fromEntries(
     Object.entries(HEADERS).map(([key, { name: _name, ...header }]) => [key, header]),
@@ -155,21 +140,22 @@ export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<str
     for (const operation of Object.values(methods)) {
       const spec = specs.get(operation.operationId)
       if (spec === undefined) throw new Error(`openapi: ${path} has no route declaration (${operation.operationId})`)
-      completeOperation(operation, spec)
+      completeOperation(operation, spec, catalogue)
     }
   }
 
-  const schemaRefOf = (resource: string) => {
-    const found = RESOURCE_SCHEMAS.find(([, , name]) => name === resource)
-    if (found === undefined) throw new Error(`openapi: no schema for the events of ${resource}`)
-    return `#/components/schemas/${found[0]}`
+  const resourceOf = (name: string) => {
+    const found = catalogue.resource(name)
+    if (found === undefined) throw new Error(`openapi: no schema for the events of ${name}`)
+    return { schemaRef: `#/components/schemas/${found.component}`, singular: found.singular }
   }
-  return { ...document, webhooks: webhooksSection(schemaRefOf) }
+  return { ...document, webhooks: webhooksSection(catalogue.eventTypes, resourceOf) }
 }
 
-function completeOperation(operation: Operation, spec: RouteSpec): void {
-  const docs = OPERATION_DOCS[spec.operationId]
-  const module = SCOPE_MODULES[spec.scope]
+function completeOperation(operation: Operation, spec: RouteSpec, catalogue: ResourceCatalogue): void {
+  const docs = catalogue.operationDocs(spec.operationId, spec.tag)
+  const module = catalogue.moduleOf(spec.scope)
+  const parameterDocs = catalogue.resource(spec.tag)?.docs.parameters
   operation.description = [
     docs?.description,
     `Needs the scope \`${spec.scope}\`; the company's \`${module}\` module must be active.`,
@@ -181,7 +167,7 @@ function completeOperation(operation: Operation, spec: RouteSpec): void {
 
   const parameters = operation.parameters ?? []
   for (const parameter of parameters) {
-    const described = PARAMETER_DOCS[String(parameter.name)]
+    const described = parameterDocs?.[String(parameter.name)] ?? PARAMETER_DOCS[String(parameter.name)]
     if (described !== undefined && parameter.description === undefined) parameter.description = described
   }
   if (spec.method !== 'GET') parameters.push({ $ref: '#/components/parameters/Idempotency-Key' })
@@ -207,7 +193,7 @@ function completeOperation(operation: Operation, spec: RouteSpec): void {
     )
     const media = (response.content as Record<string, Record<string, unknown>> | undefined)?.['application/json']
     if (media !== undefined) {
-      media.schema = referenceResource(media.schema as Record<string, unknown>, spec)
+      media.schema = referenceResource(media.schema as Record<string, unknown>, catalogue.resource(spec.tag))
       if (example?.response !== undefined && example.status === Number(status)) media.example = example.response
     }
   }
@@ -221,24 +207,23 @@ function completeOperation(operation: Operation, spec: RouteSpec): void {
  * resource's component, and `pagination` to `Pagination`, when they are exactly those
  * schemas; anything else stays inline, so the document never claims a shape the route lacks.
  */
-function referenceResource(body: Record<string, unknown>, spec: RouteSpec): Record<string, unknown> {
+function referenceResource(body: Record<string, unknown>, resource: AnyResourceDeclaration | undefined): Record<string, unknown> {
   const properties = body.properties as Record<string, Record<string, unknown>> | undefined
   const data = properties?.data
   if (properties === undefined || data === undefined) return body
   const item = data.type === 'array' ? (data.items as Record<string, unknown>) : data
-  const named = RESOURCE_SCHEMAS.find(([, schema, resource]) => resource === spec.tag && sameJson(item, schema))
-  if (named === undefined) return body
-  const ref = { $ref: `#/components/schemas/${named[0]}` }
+  if (resource === undefined || !sameJson(item, resource.item)) return body
+  const ref = { $ref: `#/components/schemas/${resource.component}` }
   const next: Record<string, unknown> = { ...properties, data: data.type === 'array' ? { ...data, items: ref } : ref }
   if (properties.pagination !== undefined && sameJson(properties.pagination, Pagination)) next.pagination = { $ref: '#/components/schemas/Pagination' }
   return { ...body, properties: next }
 }
 
-/** A resource's component schema with each field's meaning (`field-docs.ts`). */
-function describedFields(name: string, schema: Record<string, unknown>): Record<string, unknown> {
+/** A resource's component schema with each field's meaning (its declaration's `docs.fields`, else the shared text). */
+function describedFields(resource: AnyResourceDeclaration, schema: Record<string, unknown>): Record<string, unknown> {
   const properties = schema.properties as Record<string, Record<string, unknown>>
   for (const [field, property] of Object.entries(properties)) {
-    const description = fieldDescription(name, field)
+    const description = resource.docs.fields?.[field] ?? COMMON_FIELD_DOCS[field]
     if (description !== undefined) properties[field] = { description, ...property }
   }
   return schema

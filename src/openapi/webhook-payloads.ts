@@ -1,5 +1,4 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { EVENT_TYPES, type EventType } from '../events/event-types.js'
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type (spec 6), each a POST our
@@ -25,7 +24,7 @@ export const SIGNATURE_HEADERS = [
 ].map((header) => ({ ...header, in: 'header', required: true }))
 
 /** `{ id, type, created_at, company_id, data }` with `data` referencing the resource's schema. */
-export function eventPayloadSchema(type: EventType, resourceSchemaRef: string): TSchema {
+export function eventPayloadSchema(type: string, resourceSchemaRef: string): TSchema {
   return Type.Object(
     {
       id: Type.String({ pattern: '^evt_[a-z2-7]{24}$', description: 'The event id; equals the `webhook-id` header.' }),
@@ -43,21 +42,29 @@ export function eventPayloadSchema(type: EventType, resourceSchemaRef: string): 
 
 const VERB: Record<string, string> = { created: 'was created', updated: 'changed', deleted: 'was deleted' }
 
-/** The document's `webhooks`, given where each resource's schema lives. */
-export function webhooksSection(schemaRefOf: (resource: string) => string): Record<string, unknown> {
+/** What the document says of each event's resource: where its schema lives, and one record in prose. */
+export interface EventResource {
+  schemaRef: string
+  singular: string
+}
+
+/** The document's `webhooks`: one entry per event type, in catalogue order. */
+export function webhooksSection(eventTypes: readonly string[], resourceOf: (resource: string) => EventResource): Record<string, unknown> {
   const section: Record<string, unknown> = {}
-  for (const type of EVENT_TYPES) {
-    const [resource = '', action = ''] = type.split('.')
+  for (const type of eventTypes) {
+    const resource = type.slice(0, type.lastIndexOf('.'))
+    const action = type.slice(type.lastIndexOf('.') + 1)
+    const { schemaRef, singular } = resourceOf(resource)
     section[type] = {
       post: {
         operationId: `event_${type.replace('.', '_')}`,
         tags: ['webhooks'],
-        summary: `${type}: a ${singular(resource)} ${VERB[action] ?? action}`,
+        summary: `${type}: a ${singular} ${VERB[action] ?? action}`,
         description: `Sent to every enabled endpoint of your company subscribed to \`${type}\` (or to \`*\`). Answer 2xx within 15 s; anything else is retried with exponential backoff (410 Gone disables the endpoint).`,
         parameters: SIGNATURE_HEADERS.map(({ name }) => ({ $ref: `#/components/parameters/${name}` })),
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: eventPayloadSchema(type, schemaRefOf(resource)) } },
+          content: { 'application/json': { schema: eventPayloadSchema(type, schemaRef) } },
         },
         responses: {
           '2XX': { description: 'Received. Any 2xx status counts; the body is ignored.' },
@@ -67,10 +74,4 @@ export function webhooksSection(schemaRefOf: (resource: string) => string): Reco
     }
   }
   return section
-}
-
-function singular(resource: string): string {
-  if (resource === 'company') return 'company'
-  if (resource === 'todos') return 'to-do'
-  return resource.replace(/s$/, '')
 }

@@ -1,5 +1,10 @@
+/** The contract's platform modules (spec 5). */
 export const PLATFORM_MODULES = ['core', 'projects', 'todo'] as const
-export type PlatformModule = (typeof PLATFORM_MODULES)[number]
+/**
+ * A platform module: one of the contract's, or one a host's own resource declares
+ * (`defineResource({ module })`), which the registry is asked about like ours.
+ */
+export type PlatformModule = (typeof PLATFORM_MODULES)[number] | (string & {})
 
 /**
  * Which platform modules a company has switched on. A route whose module is inactive

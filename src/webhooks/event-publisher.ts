@@ -1,8 +1,9 @@
 import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { WebhookStore } from '../ports/webhook-store.js'
-import type { EventType } from '../events/event-types.js'
-import { renderEvent, type EventInput } from '../api/resource-events.js'
+import type { AnyEventInput } from '../api/catalogue.js'
+import type { EventInput, EventType } from '../api/index.js'
+import type { EventRenderer } from '../api/route-spec.js'
 
 /** Why `events.publish` refused: the plugin has no webhook store (`unavailable`), or the input is wrong (`invalid_input`). */
 export class EventPublishError extends WorkforceRefusal<'unavailable' | 'invalid_input'> {
@@ -27,6 +28,8 @@ export class EventPublisher {
   constructor(
     private readonly store: WebhookStore | undefined,
     private readonly clock: Clock,
+    /** The plugin's resource catalogue: the contract's event types and those of a host's own resources. */
+    private readonly events: EventRenderer,
   ) {}
 
   /**
@@ -34,16 +37,19 @@ export class EventPublisher {
    * `*.deleted` event, pass the record as it was before the deletion) and records the events in
    * `transaction`: a Kysely transaction for the SQL adapters, the `WriteTransaction` of
    * `writes.transaction()` for the memory adapter.
+   * An event of a host's own resource (the `resources` option) is typed as `AnyEventInput`.
    * @returns the new events' ids (`evt_…`), in order
    */
-  async publish<T extends EventType>(transaction: unknown, input: EventInput<T> | ReadonlyArray<EventInput<T>>): Promise<string[]> {
+  async publish<T extends EventType>(transaction: unknown, input: EventInput<T> | ReadonlyArray<EventInput<T>>): Promise<string[]>
+  async publish(transaction: unknown, input: AnyEventInput | ReadonlyArray<AnyEventInput>): Promise<string[]>
+  async publish(transaction: unknown, input: AnyEventInput | ReadonlyArray<AnyEventInput>): Promise<string[]> {
     if (this.store === undefined) throw new EventPublishError('Publishing events needs a webhook store (the "webhooks" port)', 'unavailable')
     if (transaction === null || typeof transaction !== 'object') throw new EventPublishError('publish needs the transaction of the change', 'invalid_input')
     const now = new Date(this.clock.now())
-    const inputs: ReadonlyArray<EventInput<T>> = Array.isArray(input) ? input : [input as EventInput<T>]
+    const inputs: ReadonlyArray<AnyEventInput> = Array.isArray(input) ? input : [input as AnyEventInput]
     let events
     try {
-      events = inputs.map((one) => renderEvent(one, now))
+      events = inputs.map((one) => this.events.renderEvent(one, now))
     } catch (error) {
       throw new EventPublishError((error as Error).message, 'invalid_input')
     }

@@ -9,7 +9,9 @@ import type {
   WebhookStore,
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
-import { EventSubscriptionError, normaliseSubscriptions } from '../events/event-types.js'
+import { EventSubscriptionError } from '../events/event-types.js'
+import { CONTRACT } from '../api/index.js'
+import type { ResourceCatalogue } from '../api/catalogue.js'
 import { newEventId, randomId } from '../events/event-id.js'
 import type { SecretBox } from './secret-box.js'
 import { generateWebhookSecret } from './signature.js'
@@ -83,6 +85,8 @@ interface ManagerDeps {
   box: SecretBox
   clock: Clock
   policy: DestinationPolicy
+  /** The event types an endpoint may subscribe to: the plugin's catalogue (with a host's resources); the contract's by default. */
+  events?: Pick<ResourceCatalogue, 'normaliseSubscriptions'>
   /** Tells this instance's dispatcher that deliveries became due (redeliver, recover, enable). */
   wake: () => void
 }
@@ -108,7 +112,7 @@ export class WebhookManager {
     const { store, box, clock, policy } = this.#ready()
     const companyId = checkCompany(input?.companyId)
     const url = await checkUrl(input.url, policy)
-    const events = checkEvents(input.events)
+    const events = checkEvents(input.events, this.#deps?.events ?? CONTRACT)
     const description = checkDescription(input.description ?? null)
     const id = randomId('we_')
     const secret = generateWebhookSecret()
@@ -151,7 +155,7 @@ export class WebhookManager {
     await this.#endpoint(id)
     const changes: WebhookEndpointChanges = {}
     if (input?.url !== undefined) changes.url = await checkUrl(input.url, policy)
-    if (input?.events !== undefined) changes.events = checkEvents(input.events)
+    if (input?.events !== undefined) changes.events = checkEvents(input.events, this.#deps?.events ?? CONTRACT)
     if (input?.description !== undefined) changes.description = checkDescription(input.description)
     return endpointView(orNotFound(await store.updateEndpoint(id, changes, new Date(clock.now()), audit?.(id)), id))
   }
@@ -311,10 +315,10 @@ async function checkUrl(url: unknown, policy: DestinationPolicy): Promise<string
   }
 }
 
-function checkEvents(events: unknown): string[] {
+function checkEvents(events: unknown, catalogue: Pick<ResourceCatalogue, 'normaliseSubscriptions'>): string[] {
   if (!Array.isArray(events) || !events.every((event) => typeof event === 'string')) throw invalid('events must be an array of event types, or ["*"]')
   try {
-    return [...normaliseSubscriptions(events)]
+    return catalogue.normaliseSubscriptions(events)
   } catch (error) {
     if (error instanceof EventSubscriptionError) throw invalid(error.message)
     throw error

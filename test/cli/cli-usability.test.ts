@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_SCOPES } from '../../src/scopes.js'
-import { EVENT_TYPES } from '../../src/events/event-types.js'
+import { EVENT_TYPES } from '../../src/api/index.js'
 import { runNode, type CliResult as Result } from '../helpers/cli.js'
 
 // Issue 11, through the built binary (`npm test` builds first): help everywhere, the version,

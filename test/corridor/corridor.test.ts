@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { mountRoute, type RouteSpec } from '../../src/api/route-spec.js'
-import { apiRoutes } from '../../src/api/index.js'
+import { apiRoutes, CONTRACT } from '../../src/api/index.js'
 import { CORRIDOR, registerCorridor, type RouteTableEntry } from '../../src/corridor/index.js'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import type { CorridorStage } from '../../src/corridor/stage.js'
@@ -73,7 +73,7 @@ describe('the corridor on every route of the API', () => {
     const specs = new Map(
       apiRoutes({
         storage: adapter.storage,
-        writes: { writes: adapter.writes, clock: { now: () => Date.now() }, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+        writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
       }).map((spec) => [spec.operationId, spec]),
     )
     const hooked = new Set(t.app.workforceApi.routes.flatMap((route) => route.stages))

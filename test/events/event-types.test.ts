@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { EVENT_TYPES, EventSubscriptionError, normaliseSubscriptions, subscribes } from '../../src/events/event-types.js'
+import { CONTRACT, EVENT_TYPES } from '../../src/api/index.js'
+import { EventSubscriptionError, subscribes } from '../../src/events/event-types.js'
+
+const normaliseSubscriptions = (events: readonly string[]) => CONTRACT.normaliseSubscriptions(events)
 
 /** Spec section 6's event table, written out from the spec (not from our code). */
 const SPEC_EVENTS = [

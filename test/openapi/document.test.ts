@@ -10,11 +10,9 @@ import { buildDocument, DOCUMENT_FILE, EXAMPLES_FILE, examplesModule, recordExam
 import { OPTION_ERROR_CODES } from '../../src/errors.js'
 import { errorStatusesOf } from '../../src/openapi/responses.js'
 import type { RouteSpec } from '../../src/api/route-spec.js'
-import { apiRoutes } from '../../src/api/index.js'
+import { apiRoutes, CONTRACT, EVENT_TYPES, type EventType } from '../../src/api/index.js'
 import { workforceApi } from '../../src/plugin.js'
 import { generateDataset } from '../../src/seed/generate.js'
-import { renderEvent } from '../../src/api/resource-events.js'
-import { EVENT_TYPES, type EventType } from '../../src/events/event-types.js'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { build, PREFIX, type TestApp } from '../helpers/build.js'
 import { schemaValidators } from '../helpers/openapi-responses.js'
@@ -39,7 +37,7 @@ function declaredRoutes(): RouteSpec[] {
   const adapter = createMemoryAdapter()
   return apiRoutes({
     storage: adapter.storage,
-    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
   })
 }
 
@@ -214,7 +212,7 @@ describe('the webhooks in the document', () => {
     }
     for (const type of EVENT_TYPES) {
       const record = records[type.split('.')[0] as string]
-      const event = renderEvent({ type, companyId: 1, record } as never, new Date('2026-10-01T09:30:00.000Z'))
+      const event = CONTRACT.renderEvent({ type, companyId: 1, record }, new Date('2026-10-01T09:30:00.000Z'))
       const pointer = `/webhooks/${escape(type)}/post/requestBody/content/application~1json/schema`
       expect(check(pointer, JSON.parse(event.payload)), type).toEqual([])
       const other = EVENT_TYPES.find((candidate) => candidate !== type) as EventType

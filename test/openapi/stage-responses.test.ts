@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { DOCUMENT_FILE } from '../../scripts/openapi.js'
-import { apiRoutes } from '../../src/api/index.js'
+import { apiRoutes, CONTRACT } from '../../src/api/index.js'
 import type { RouteSpec } from '../../src/api/route-spec.js'
 import { CORRIDOR } from '../../src/corridor/index.js'
 import type { StageResponses } from '../../src/corridor/stage.js'
@@ -15,7 +15,7 @@ function declaredRoutes(): RouteSpec[] {
   const adapter = createMemoryAdapter()
   return apiRoutes({
     storage: adapter.storage,
-    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
   })
 }
 

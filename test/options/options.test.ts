@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RESOURCES } from '../../src/api/index.js'
+import { CONTRACT_RESOURCES } from '../../src/api/index.js'
 import { OPTION_ERROR_CODES } from '../../src/errors.js'
 import type { WorkforceApiOptions } from '../../src/options.js'
 import type { Storage } from '../../src/ports/storage.js'
@@ -7,7 +7,7 @@ import { READ_ADAPTERS, type ReadAdapter } from '../helpers/adapters.js'
 import { build } from '../helpers/build.js'
 
 /** The list-and-get readers the API's resources read through. */
-const READERS = RESOURCES.flatMap((resource) => Object.entries(resource.storage).filter(([, kind]) => kind === 'reader').map(([member]) => member))
+const READERS = CONTRACT_RESOURCES.flatMap((resource) => (resource.list === undefined ? [] : [resource.name]))
 
 /** `storage` with one member replaced (or removed with `undefined`). */
 function storageWith(storage: Storage, member: string, value: unknown): Storage {

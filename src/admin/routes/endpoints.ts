@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { EVENT_TYPES } from '../../events/event-types.js'
 import { withoutCompany, type AdminContext } from '../admin-context.js'
 import type { AdminResource, AdminRouteSpec } from '../admin-route.js'
 import * as S from '../schemas.js'
@@ -31,7 +30,7 @@ export const endpoints: AdminResource = {
         url: '/webhooks/event-types',
         summary: 'The event types an endpoint can subscribe to',
         schema: { response: { 200: S.data(Type.Array(Type.String())) } },
-        handler: async () => ({ data: [...EVENT_TYPES] }),
+        handler: async () => ({ data: [...api.resources.eventTypes] }),
       },
       {
         method: 'GET',

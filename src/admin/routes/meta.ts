@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { PLATFORM_MODULES } from '../../ports/module-registry.js'
 import type { AdminContext } from '../admin-context.js'
 import type { AdminResource } from '../admin-route.js'
 import * as S from '../schemas.js'
@@ -11,7 +10,7 @@ export const meta: AdminResource = {
   name: 'meta',
   routes: ({ api, scopes, session }: AdminContext) => {
     const moduleStates = (companyId: number) =>
-      Promise.all(PLATFORM_MODULES.map(async (module) => ({ module, enabled: await api.ports.modules.isActive(companyId, module) })))
+      Promise.all(api.resources.modules.map(async (module) => ({ module, enabled: await api.ports.modules.isActive(companyId, module) })))
     return [
       {
         method: 'GET',

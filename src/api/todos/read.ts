@@ -2,9 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { TODO_STATUSES, type TodoRecord } from '../../ports/records.js'
 import type { TodoFilter } from '../../ports/storage.js'
 import { checkDayRange, companyDayWindow, updatedSince } from '../filters.js'
-import type { ReadResource } from '../read-routes.js'
+import type { ListDeclaration } from '../resource.js'
 import { Day, Id, StringEnum, Timestamp } from '../wire.js'
-import { renderTodo, Todo } from './schema.js'
 
 const filters = {
   status: Type.Optional(StringEnum(TODO_STATUSES)),
@@ -16,12 +15,8 @@ const filters = {
   updated_since: Type.Optional(Timestamp),
 }
 
-/** `GET /v1/todos` and `GET /v1/todos/:id`. */
-export const readTodos: ReadResource<TodoRecord, TodoFilter, typeof filters, typeof Todo> = {
-  name: 'todos',
-  singular: 'to-do',
-  scope: 'todos:read',
-  item: Todo,
+/** How `GET /v1/todos` filters and reads. */
+export const todosList: ListDeclaration<TodoRecord, TodoFilter, typeof filters> = {
   filters,
   reader: (storage) => storage.todos,
   async toFilter(query, context) {
@@ -40,5 +35,4 @@ export const readTodos: ReadResource<TodoRecord, TodoFilter, typeof filters, typ
     if (query.due_to !== undefined && end !== undefined) filter.dueTo = { day: query.due_to, instant: end }
     return filter
   },
-  render: renderTodo,
 }

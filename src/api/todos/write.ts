@@ -3,8 +3,7 @@ import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors.j
 import type { TodoRecord, TodoStatus } from '../../ports/records.js'
 import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
 import { isCalendarDay, parseInstant } from '../../time/calendar.js'
-import { renderEvent } from '../resource-events.js'
-import type { RouteSpec, WriteContext } from '../route-spec.js'
+import type { EventRenderer, RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateTodoBody, PatchTodoBody, renderTodo, Todo } from './schema.js'
@@ -61,6 +60,7 @@ export async function createTodo(
   companyId: number,
   input: Static<typeof CreateTodoBody>,
   now: Date,
+  events: EventRenderer,
 ): Promise<TodoRecord> {
   const details: ErrorDetail[] = []
   if (input.assigned_to === undefined && input.assignee_group_id === undefined) {
@@ -84,7 +84,7 @@ export async function createTodo(
     },
     now,
   )
-  await tx.recordEvent(renderEvent({ type: 'todos.created', companyId, record: todo }, now))
+  await tx.recordEvent(events.renderEvent({ type: 'todos.created', companyId, record: todo }, now))
   return todo
 }
 
@@ -99,6 +99,7 @@ export async function updateTodo(
   id: number,
   patch: Static<typeof PatchTodoBody>,
   now: Date,
+  events: EventRenderer,
 ): Promise<TodoRecord> {
   const current = await tx.getTodoForUpdate(companyId, id)
   if (current === null) throw new NotFoundError('Resource not found')
@@ -126,7 +127,7 @@ export async function updateTodo(
   const effective = Object.entries(changes).filter(([key, value]) => !sameValue(current[key as keyof TodoFields], value))
   if (effective.length === 0) return current
   const updated = await tx.updateTodo(companyId, id, Object.fromEntries(effective), now)
-  await tx.recordEvent(renderEvent({ type: 'todos.updated', companyId, record: updated }, now))
+  await tx.recordEvent(events.renderEvent({ type: 'todos.updated', companyId, record: updated }, now))
   return updated
 }
 
@@ -149,7 +150,7 @@ export function todoWriteRoutes(context: WriteContext): RouteSpec[] {
       status: 201,
       item: Todo,
       async run(request, companyId, tx, now) {
-        const todo = await createTodo(tx, companyId, request.body as Static<typeof CreateTodoBody>, now)
+        const todo = await createTodo(tx, companyId, request.body as Static<typeof CreateTodoBody>, now, context.events)
         return { body: { data: renderTodo(todo) }, headers: { location: context.locationOf(`/v1/todos/${todo.id}`) } }
       },
     }),
@@ -166,7 +167,7 @@ export function todoWriteRoutes(context: WriteContext): RouteSpec[] {
       item: Todo,
       async run(request, companyId, tx, now) {
         const { id } = request.params as Static<typeof IdParams>
-        return { body: { data: renderTodo(await updateTodo(tx, companyId, id, request.body as Static<typeof PatchTodoBody>, now)) } }
+        return { body: { data: renderTodo(await updateTodo(tx, companyId, id, request.body as Static<typeof PatchTodoBody>, now, context.events)) } }
       },
     }),
   ]

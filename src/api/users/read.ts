@@ -2,9 +2,8 @@ import { Type } from '@sinclair/typebox'
 import type { UserRecord } from '../../ports/records.js'
 import type { UserFilter } from '../../ports/storage.js'
 import { updatedSince } from '../filters.js'
-import type { ReadResource } from '../read-routes.js'
+import type { ListDeclaration } from '../resource.js'
 import { Timestamp } from '../wire.js'
-import { renderUser, User } from './schema.js'
 
 const filters = {
   active: Type.Optional(Type.Boolean()),
@@ -12,12 +11,8 @@ const filters = {
   updated_since: Type.Optional(Timestamp),
 }
 
-/** `GET /v1/users` and `GET /v1/users/:id`. */
-export const readUsers: ReadResource<UserRecord, UserFilter, typeof filters, typeof User> = {
-  name: 'users',
-  singular: 'user',
-  scope: 'users:read',
-  item: User,
+/** How `GET /v1/users` filters and reads. */
+export const usersList: ListDeclaration<UserRecord, UserFilter, typeof filters> = {
   filters,
   reader: (storage) => storage.users,
   toFilter: (query) => ({
@@ -26,5 +21,4 @@ export const readUsers: ReadResource<UserRecord, UserFilter, typeof filters, typ
     email: query.email?.toLowerCase(),
     updatedSince: updatedSince(query.updated_since),
   }),
-  render: renderUser,
 }

@@ -2,8 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js'
 import type { UserRecord } from '../../ports/records.js'
 import { WriteConflict, type WriteTransaction } from '../../ports/write-storage.js'
-import { renderEvent } from '../resource-events.js'
-import type { RouteSpec, WriteContext } from '../route-spec.js'
+import type { EventRenderer, RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
 import { writeRoute } from '../write-routes.js'
 import { CreateUserBody, renderUser, User } from './schema.js'
@@ -23,6 +22,7 @@ export async function provisionUser(
   companyId: number,
   input: Static<typeof CreateUserBody>,
   now: Date,
+  events: EventRenderer,
 ): Promise<UserRecord> {
   const roleIds = input.role_ids ?? []
   const found = new Set(await tx.existingRoleIds(companyId, roleIds))
@@ -34,7 +34,7 @@ export async function provisionUser(
   const sent = { email: input.email, first_name: input.first_name, last_name: input.last_name }
   const userId = await tx.addPendingMembership(companyId, roleIds, sent, now)
   const user = (await tx.getUser(companyId, userId)) as UserRecord
-  await tx.recordEvent(renderEvent({ type: 'users.created', companyId, record: user }, now))
+  await tx.recordEvent(events.renderEvent({ type: 'users.created', companyId, record: user }, now))
   return user
 }
 
@@ -49,6 +49,7 @@ export async function setUserLogin(
   userId: number,
   active: boolean,
   now: Date,
+  events: EventRenderer,
 ): Promise<UserRecord> {
   const user = await tx.getUser(companyId, userId)
   if (user === null) throw new NotFoundError('Resource not found')
@@ -61,7 +62,7 @@ export async function setUserLogin(
   if (user.active === active) return user
   await tx.setUserActive(companyId, userId, active, now)
   const changed = (await tx.getUser(companyId, userId)) as UserRecord
-  await tx.recordEvent(renderEvent({ type: 'users.updated', companyId, record: changed }, now))
+  await tx.recordEvent(events.renderEvent({ type: 'users.updated', companyId, record: changed }, now))
   return changed
 }
 
@@ -80,7 +81,7 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
     item: User,
     async run(request, companyId, tx, now) {
       const input = request.body as Static<typeof CreateUserBody>
-      const user = await provisionUser(tx, companyId, input, now).catch(conflictOnDuplicate)
+      const user = await provisionUser(tx, companyId, input, now, context.events).catch(conflictOnDuplicate)
       // Every user is pending until accepted, and only its invitation can be accepted: always sent.
       return {
         body: { data: renderUser(user) },
@@ -110,7 +111,7 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
       item: User,
       async run(request, companyId, tx, now) {
         const { id } = request.params as Static<typeof IdParams>
-        return { body: { data: renderUser(await setUserLogin(tx, companyId, id, active, now)) } }
+        return { body: { data: renderUser(await setUserLogin(tx, companyId, id, active, now, context.events)) } }
       },
     })
   return [provision, login('activate', true), login('deactivate', false)]

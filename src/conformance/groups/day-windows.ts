@@ -1,8 +1,7 @@
 import { it } from '../harness.js'
 import type { ConformanceGroup } from '../group.js'
 import { distinct, expectListed, looseRecords } from '../list-assertions.js'
-
-const DAY_RESOURCES = ['absences', 'expenses'] as const
+import { DAY_RESOURCES } from '../resources.js'
 
 /**
  * Spec 4.3.3 and 4.3.5: `dateFrom`/`dateTo` on day fields name whole days, inclusive at both
