@@ -11,6 +11,9 @@ import { workforceAdmin } from '../../src/admin/plugin.js'
 import { PORTAL_CSP } from '../../src/admin/portal.js'
 import { portsOf } from '../../src/ports/index.js'
 import { workforceApi } from '../../src/plugin.js'
+import { defineResource } from '../../src/api/resource.js'
+import { Id, Timestamp } from '../../src/api/wire.js'
+import { Type } from '@sinclair/typebox'
 import { seedDataset } from '../helpers/build.js'
 import { CHROMIUM_ARGS, chromiumPath, describeBrowser } from '../helpers/browser.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
@@ -19,6 +22,24 @@ import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 const OUTPUT = join(process.cwd(), 'test-results', 'portal')
 const ADMIN = '/settings/integrations/api'
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** A host's own resource (docs/extending.md): the portal offers its scope and events like ours. */
+const teams = defineResource({
+  name: 'teams',
+  singular: 'team',
+  component: 'Team',
+  module: 'teams',
+  scope: 'teams:read',
+  item: Type.Object({ id: Id, name: Type.String(), updated_at: Timestamp }),
+  render: (team: { id: number; name: string; updated_at: Date }) => ({ id: team.id, name: team.name, updated_at: team.updated_at.toISOString() }),
+  list: {
+    filters: {},
+    reader: () => ({ list: async () => ({ rows: [], total: 0 }), get: async () => null }),
+    toFilter: () => ({}),
+  },
+  events: { actions: ['created', 'updated', 'deleted'] },
+  docs: { description: 'Teams of your company.' },
+})
 
 /**
  * The portal in Debian's Chromium over a real server: SQLite, the real dispatcher delivering to
@@ -47,6 +68,7 @@ describeBrowser('the integrations portal in a real browser', () => {
     await app.register(workforceApi, {
       prefix: '/api/public',
       ...portsOf(adapter),
+      resources: [teams],
       rateLimit: false,
       // One failure pauses an endpoint, so the Webhooks screen's health entry can be seen at once.
       webhookOptions: { secretKey: randomBytes(32).toString('base64'), allowPrivateDestinations: true, pollIntervalMs: 100, breakerThreshold: 1 },
@@ -56,6 +78,7 @@ describeBrowser('the integrations portal in a real browser', () => {
       portal: true,
       authorize: (request) => (/(?:^|;\s*)session=ada(?:;|$)/.test(request.headers.cookie ?? '') ? { companyId: 1, actor: { id: 'u-ada', name: 'Ada Admin' } } : null),
     })
+    await adapter.modules.setActive(1, 'teams', true)
     await app.listen({ host: '127.0.0.1', port: 0 })
     const address = app.server.address()
     if (address === null || typeof address === 'string') throw new Error('no address')
@@ -116,6 +139,22 @@ describeBrowser('the integrations portal in a real browser', () => {
       await expect.poll(() => byTestId(`key-row-${keyId}`).textContent(), { timeout: 10_000 }).toMatch(/revoked/i)
       expect(await publicCall(plaintext)).toBe(401)
       await shoot('02-keys')
+    })
+  })
+
+  describe("a host's own resource", () => {
+    it('is offered in the key form (its scope, described by its routes) and in the endpoint form (its events)', async () => {
+      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+      await byTestId('tab-keys').click()
+      await byTestId('create-key').click()
+      expect(await page.locator('label.check', { has: byTestId('scope-teams:read') }).locator('.hint').textContent()).toBe('List teams, get one team')
+      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+      await byTestId('tab-webhooks').click()
+      await byTestId('create-endpoint').click()
+      for (const type of ['teams.created', 'teams.updated', 'teams.deleted']) expect(await byTestId(`event-${type}`).count()).toBe(1)
+      await shoot('00-host-resource')
+      // The next tests start from a fresh page, as a user opening the portal would.
+      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
     })
   })
 
