@@ -15,6 +15,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { createMemoryAdapter } from '../adapters/memory/index.js'
 import type { OperationExample } from '../src/openapi/example-types.js'
 import { workforceAdmin } from '../src/admin/plugin.js'
+import { exampleSeed, type ExampleRequest } from '../src/api/examples.js'
+import { CONTRACT_RESOURCES } from '../src/api/index.js'
 import { workforceApi } from '../src/plugin.js'
 import type { Dataset } from '../src/ports/dataset.js'
 import { generateDataset } from '../src/seed/generate.js'
@@ -30,70 +32,16 @@ const PREFIX = '/api/public'
 const EXAMPLE_NOW = Date.parse('2026-10-01T09:30:00.000Z')
 const COMPANY = 1
 
-interface ExampleRequest {
-  method: 'GET' | 'POST' | 'PATCH'
-  path: string
-  query?: Record<string, string | number | boolean>
-  body?: unknown
-}
-
-/** The request each operation's example makes, in an order where each finds what it needs. */
-function exampleRequests(data: Dataset): Record<string, ExampleRequest> {
-  const first = <T extends { company_id: number; id: number }>(rows: readonly T[]) => rows.find((row) => row.company_id === COMPANY) as T
-  const exclusive = data.memberships.find(
-    (membership) =>
-      membership.company_id === COMPANY &&
-      membership.invitation_status === 'accepted' &&
-      data.memberships.filter((other) => other.user_id === membership.user_id).length === 1,
-  )
-  if (exclusive === undefined) throw new Error('the seed has no user exclusive to company 1')
-  const user = data.memberships.find((membership) => membership.company_id === COMPANY) as Dataset['memberships'][number]
-  const role = first(data.roles)
-  const todo = first(data.todos)
-  const list = first(data.todoLists)
-  const shift = first(data.shifts)
-  const day = shift.starts_at.toISOString().slice(0, 10)
-  return {
-    listUsers: { method: 'GET', path: '/v1/users', query: { per_page: 2 } },
-    getUser: { method: 'GET', path: `/v1/users/${user.user_id}` },
-    createUser: {
-      method: 'POST',
-      path: '/v1/users',
-      body: { email: 'ada.lovelace@example.com', first_name: 'Ada', last_name: 'Lovelace', role_ids: [role.id], send_invite: true },
-    },
-    deactivateUser: { method: 'POST', path: `/v1/users/${exclusive.user_id}/deactivate` },
-    activateUser: { method: 'POST', path: `/v1/users/${exclusive.user_id}/activate` },
-    listEmployees: { method: 'GET', path: '/v1/employees', query: { per_page: 2, updated_since: '2026-01-01T00:00:00.000Z' } },
-    getEmployee: { method: 'GET', path: `/v1/employees/${first(data.employees).id}` },
-    listRoles: { method: 'GET', path: '/v1/roles', query: { per_page: 2 } },
-    getRole: { method: 'GET', path: `/v1/roles/${role.id}` },
-    getCompany: { method: 'GET', path: '/v1/company' },
-    listProjects: { method: 'GET', path: '/v1/projects', query: { per_page: 2, status: first(data.projects).status } },
-    getProject: { method: 'GET', path: `/v1/projects/${first(data.projects).id}` },
-    listShifts: { method: 'GET', path: '/v1/shifts', query: { per_page: 2, date_from: day, date_to: day } },
-    getShift: { method: 'GET', path: `/v1/shifts/${shift.id}` },
-    listAbsences: { method: 'GET', path: '/v1/absences', query: { per_page: 2 } },
-    getAbsence: { method: 'GET', path: `/v1/absences/${first(data.absences).id}` },
-    listExpenses: { method: 'GET', path: '/v1/expenses', query: { per_page: 2 } },
-    getExpense: { method: 'GET', path: `/v1/expenses/${first(data.expenses).id}` },
-    listTodos: { method: 'GET', path: '/v1/todos', query: { per_page: 2, status: todo.status } },
-    getTodo: { method: 'GET', path: `/v1/todos/${todo.id}` },
-    createTodo: {
-      method: 'POST',
-      path: '/v1/todos',
-      body: {
-        title: 'Renew the forklift certificate',
-        list_id: list.id,
-        assigned_to: user.user_id,
-        notes: 'The certificate expires at the end of the month.',
-        priority: 'high',
-        important: true,
-        due_date: '2026-10-30',
-        due_is_all_day: true,
-      },
-    },
-    updateTodo: { method: 'PATCH', path: `/v1/todos/${todo.id}`, body: { status: 'done' } },
-  }
+/**
+ * The request each operation's example makes, from the resources' declarations in
+ * `CONTRACT_RESOURCES` order, each resource's in its own order: each finds what it needs.
+ */
+function exampleRequests(data: Dataset): [string, ExampleRequest][] {
+  const seed = exampleSeed(data, COMPANY)
+  const requests = CONTRACT_RESOURCES.flatMap((declaration) => Object.entries(declaration.docs.examples?.(seed) ?? {}))
+  const repeated = requests.find(([operationId], index) => requests.findIndex(([other]) => other === operationId) !== index)
+  if (repeated !== undefined) throw new Error(`two resources declare an example of ${repeated[0]}`)
+  return requests
 }
 
 async function exampleApp(data: Dataset, openapi: boolean): Promise<FastifyInstance> {
@@ -122,7 +70,7 @@ export async function recordExamples(): Promise<Record<string, OperationExample>
   try {
     const { key } = await app.workforceApi.keys.create({ companyId: COMPANY, scopes: ['all'], expiresAt: null, name: 'examples' })
     const examples: Record<string, OperationExample> = {}
-    for (const [operationId, request] of Object.entries(exampleRequests(data))) {
+    for (const [operationId, request] of exampleRequests(data)) {
       const query = request.query === undefined ? '' : `?${new URLSearchParams(Object.entries(request.query).map(([name, value]): [string, string] => [name, String(value)]))}`
       const response = await app.inject({
         method: request.method,

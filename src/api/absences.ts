@@ -78,5 +78,9 @@ export const absences = defineResource({
     description: 'Leave and absences of your employees.',
     fields: { date: 'The day of the absence, as entered, in every time zone.', hours: 'Hours absent that day.' },
     list: 'An absence is one day (`date`), the day as entered in every time zone.',
+    examples: (seed) => ({
+      listAbsences: { method: 'GET', path: '/v1/absences', query: { per_page: 2 } },
+      getAbsence: { method: 'GET', path: `/v1/absences/${seed.first(seed.data.absences).id}` },
+    }),
   },
 })

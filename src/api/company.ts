@@ -70,5 +70,6 @@ export const company = defineResource({
         responses: { 200: 'Your company.' },
       },
     },
+    examples: () => ({ getCompany: { method: 'GET', path: '/v1/company' } }),
   },
 })

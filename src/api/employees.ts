@@ -80,5 +80,9 @@ export const employees = defineResource({
       termination_date: 'Last day of employment, once known.',
       supervisor_id: 'The employee id of the supervisor.',
     },
+    examples: (seed) => ({
+      listEmployees: { method: 'GET', path: '/v1/employees', query: { per_page: 2, updated_since: '2026-01-01T00:00:00.000Z' } },
+      getEmployee: { method: 'GET', path: `/v1/employees/${seed.first(seed.data.employees).id}` },
+    }),
   },
 })

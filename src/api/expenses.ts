@@ -93,5 +93,9 @@ export const expenses = defineResource({
     },
     parameters: { category: 'Only expenses in this category.' },
     list: 'An expense date is the day entered, in every time zone.',
+    examples: (seed) => ({
+      listExpenses: { method: 'GET', path: '/v1/expenses', query: { per_page: 2 } },
+      getExpense: { method: 'GET', path: `/v1/expenses/${seed.first(seed.data.expenses).id}` },
+    }),
   },
 })

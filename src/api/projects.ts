@@ -87,5 +87,12 @@ export const projects = defineResource({
       kind: 'Only projects of this kind.',
       customer_id: 'Only projects for this customer.',
     },
+    examples: (seed) => {
+      const project = seed.first(seed.data.projects)
+      return {
+        listProjects: { method: 'GET', path: '/v1/projects', query: { per_page: 2, status: project.status } },
+        getProject: { method: 'GET', path: `/v1/projects/${project.id}` },
+      }
+    },
   },
 })

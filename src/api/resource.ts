@@ -1,5 +1,6 @@
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
 import type { ResourceReader, Storage } from '../ports/storage.js'
+import type { ResourceExamples } from './examples.js'
 import type { FilterContext } from './filters.js'
 import type { ApiContext, RouteSpec, WriteContext } from './route-spec.js'
 
@@ -143,6 +144,12 @@ export interface ResourceDocs {
   list?: string
   /** Prose of its other operations (writes, its own routes), by operation id. */
   operations?: Readonly<Record<string, OperationDocs>>
+  /**
+   * The request each of its operations' examples makes over the seed data, by operation id, in
+   * the order `npm run openapi` sends them (src/api/examples.ts). The contract's resources
+   * declare one per operation; a host's resource leaves it out (the script records the contract's only).
+   */
+  examples?: ResourceExamples
 }
 
 /** Any declaration, whatever its record and filter types. */

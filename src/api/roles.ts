@@ -54,5 +54,9 @@ export const roles = defineResource({
   docs: {
     description: 'Roles users hold in your company; to-dos can be offered to a role.',
     fields: { permissions: 'What holders of the role may do in the product.' },
+    examples: (seed) => ({
+      listRoles: { method: 'GET', path: '/v1/roles', query: { per_page: 2 } },
+      getRole: { method: 'GET', path: `/v1/roles/${seed.first(seed.data.roles).id}` },
+    }),
   },
 })

@@ -91,5 +91,13 @@ export const shifts = defineResource({
       break_minutes: 'Unpaid break within the shift.',
     },
     list: 'A shift belongs to the company-calendar day on which it starts.',
+    examples: (seed) => {
+      const shift = seed.first(seed.data.shifts)
+      const day = shift.starts_at.toISOString().slice(0, 10)
+      return {
+        listShifts: { method: 'GET', path: '/v1/shifts', query: { per_page: 2, date_from: day, date_to: day } },
+        getShift: { method: 'GET', path: `/v1/shifts/${shift.id}` },
+      }
+    },
   },
 })

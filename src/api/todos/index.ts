@@ -63,5 +63,27 @@ export const todos = defineResource({
       ),
       updateTodo: changeDocs('Writes only the fields you send; `null` clears `notes` or `due_date`. At least one field.', 'The to-do after the change.'),
     },
+    examples: (seed) => {
+      const todo = seed.first(seed.data.todos)
+      return {
+        listTodos: { method: 'GET', path: '/v1/todos', query: { per_page: 2, status: todo.status } },
+        getTodo: { method: 'GET', path: `/v1/todos/${todo.id}` },
+        createTodo: {
+          method: 'POST',
+          path: '/v1/todos',
+          body: {
+            title: 'Renew the forklift certificate',
+            list_id: seed.first(seed.data.todoLists).id,
+            assigned_to: seed.member().user_id,
+            notes: 'The certificate expires at the end of the month.',
+            priority: 'high',
+            important: true,
+            due_date: '2026-10-30',
+            due_is_all_day: true,
+          },
+        },
+        updateTodo: { method: 'PATCH', path: `/v1/todos/${todo.id}`, body: { status: 'done' } },
+      }
+    },
   },
 })

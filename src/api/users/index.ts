@@ -54,5 +54,20 @@ export const users = defineResource({
       activateUser: changeDocs("Enables the user's login. Only for users who belong to your company alone.", 'The user, with `active: true`.'),
       deactivateUser: changeDocs("Disables the user's login; their data stays. Only for users who belong to your company alone.", 'The user, with `active: false`.'),
     },
+    examples: (seed) => {
+      const exclusive = seed.exclusiveMember()
+      return {
+        listUsers: { method: 'GET', path: '/v1/users', query: { per_page: 2 } },
+        getUser: { method: 'GET', path: `/v1/users/${seed.member().user_id}` },
+        createUser: {
+          method: 'POST',
+          path: '/v1/users',
+          body: { email: 'ada.lovelace@example.com', first_name: 'Ada', last_name: 'Lovelace', role_ids: [seed.first(seed.data.roles).id], send_invite: true },
+        },
+        // Deactivated first, so that activating has something to do.
+        deactivateUser: { method: 'POST', path: `/v1/users/${exclusive.user_id}/deactivate` },
+        activateUser: { method: 'POST', path: `/v1/users/${exclusive.user_id}/activate` },
+      }
+    },
   },
 })
