@@ -1,32 +1,15 @@
-import { WorkforceRefusal } from '../errors.js'
 import type { Clock } from '../ports/clock.js'
 import type { UserRecord } from '../ports/records.js'
-import { WriteConflict, type WriteStorage, type WriteTransaction } from '../ports/write-storage.js'
+import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
 import type { EventRenderer } from '../api/route-spec.js'
+import { acceptInvitation, declineInvitation, InvitationError } from '../api/users/invitations.js'
+
+export { InvitationError }
 
 /** Which invitation: the inviting company and the user id the API showed it (an id of that company only). */
 export interface InvitationRef {
   companyId: number
   userId: number
-}
-
-/** Thrown for a refused invitation operation. Tests and hosts match on `reason`, not the message. */
-export class InvitationError extends WorkforceRefusal<'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable'> {
-  constructor(
-    message: string,
-    /**
-     * `not_found`: the company has no such user (never invited, or declined);
-     * `not_pending`: the membership is accepted, so there is no invitation to decline;
-     * `already_member`: the email's person is already an accepted member of the company under
-     *   another user id (decline this invitation);
-     * `invalid_input`: the ids are not positive integers;
-     * `unavailable`: the plugin was registered without `writes`, so nothing can be invited.
-     */
-    reason: 'not_found' | 'not_pending' | 'already_member' | 'invalid_input' | 'unavailable',
-  ) {
-    super(message, reason)
-    this.name = 'InvitationError'
-  }
 }
 
 /**
@@ -60,25 +43,7 @@ export class InvitationManager {
    * @throws InvitationError `not_found`, `already_member`, `invalid_input`, `unavailable`
    */
   accept(ref: InvitationRef): Promise<UserRecord> {
-    return this.#transaction(ref, async (tx, { companyId, userId }, now) => {
-      const user = await tx.getUser(companyId, userId)
-      if (user === null) throw notFound(ref)
-      if (user.invitation_status === 'accepted') return user
-      const emailLower = user.email.toLowerCase()
-      const personId =
-        (await tx.findPersonIdByEmail(emailLower)) ??
-        (await tx.createPerson({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now))
-      // Re-checked by the adapter: of two racing accepts only one changes the row and records an event.
-      const accepted = await tx.acceptMembership(companyId, userId, personId, now).catch((error: unknown) => {
-        if (error instanceof WriteConflict) {
-          throw new InvitationError(`The person invited as user ${userId} is already a member of company ${companyId}`, 'already_member')
-        }
-        throw error
-      })
-      const member = (await tx.getUser(companyId, userId)) as UserRecord
-      if (accepted) await tx.recordEvent(this.events.renderEvent({ type: 'users.updated', companyId, record: member }, now))
-      return member
-    })
+    return this.#transaction(ref, (tx, { companyId, userId }, now) => acceptInvitation(tx, companyId, userId, now, this.events))
   }
 
   /**
@@ -90,17 +55,7 @@ export class InvitationManager {
    * @throws InvitationError `not_found`, `not_pending` (an accepted membership is not an invitation), `invalid_input`, `unavailable`
    */
   decline(ref: InvitationRef): Promise<void> {
-    return this.#transaction(ref, async (tx, { companyId, userId }, now) => {
-      const user = await tx.getUser(companyId, userId)
-      if (user === null) throw notFound(ref)
-      if (user.invitation_status === 'accepted') {
-        throw new InvitationError(`User ${userId} is an accepted member of company ${companyId}: there is no invitation to decline`, 'not_pending')
-      }
-      if (await tx.removePendingMembership(companyId, userId)) {
-        // The company's last sight of the user: what it sent, still pending.
-        await tx.recordEvent(this.events.renderEvent({ type: 'users.deleted', companyId, record: user }, now))
-      }
-    })
+    return this.#transaction(ref, (tx, { companyId, userId }, now) => declineInvitation(tx, companyId, userId, now, this.events))
   }
 
   #transaction<T>(ref: InvitationRef, work: (tx: WriteTransaction, ref: InvitationRef, now: Date) => Promise<T>): Promise<T> {
@@ -117,8 +72,4 @@ export class InvitationManager {
     // Stamped once the transaction holds the store, as every write is (write-routes.ts).
     return writes.transaction((tx) => work(tx, { companyId, userId }, new Date(this.clock.now())))
   }
-}
-
-function notFound({ companyId, userId }: InvitationRef): InvitationError {
-  return new InvitationError(`User ${userId} has no invitation to company ${companyId}`, 'not_found')
 }
