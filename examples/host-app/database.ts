@@ -179,6 +179,18 @@ export interface HostDatabase {
     position: number
     tag_id: number
   }
+  /**
+   * The host's teams, served as a resource of its own (teams.ts, team-reader.ts). The table has
+   * the reader's column names, so the same reader serves this schema and a Postgres one.
+   */
+  teams: {
+    id: number
+    org_id: number
+    name: string
+    lead_employee_id: number | null
+    created_at: string
+    updated_at: string
+  }
   /** Which features an organisation bought; the host's names, mapped to platform modules. */
   org_features: {
     org_id: number
@@ -264,6 +276,8 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
        position INTEGER NOT NULL, label TEXT NOT NULL, is_done INTEGER NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS task_tags (task_id INTEGER NOT NULL REFERENCES tasks, position INTEGER NOT NULL, tag_id INTEGER NOT NULL,
        PRIMARY KEY (task_id, position))`,
+    `CREATE TABLE IF NOT EXISTS teams (id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organisations, name TEXT NOT NULL,
+       lead_employee_id INTEGER REFERENCES staff_members, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS org_features (org_id INTEGER NOT NULL, feature TEXT NOT NULL, enabled INTEGER NOT NULL, PRIMARY KEY (org_id, feature))`,
     `CREATE TABLE IF NOT EXISTS api_credentials (key_id TEXT PRIMARY KEY, org_id INTEGER NOT NULL, secret_sha256 TEXT NOT NULL,
        scope_list TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, label TEXT, requests_per_window INTEGER, issued_at TEXT NOT NULL,
@@ -277,6 +291,7 @@ export async function createHostSchema(db: Kysely<HostDatabase>): Promise<void> 
     'CREATE INDEX IF NOT EXISTS leave_requests_org_day ON leave_requests (org_id, leave_day)',
     'CREATE INDEX IF NOT EXISTS costs_org_incurred ON costs (org_id, incurred_on)',
     'CREATE INDEX IF NOT EXISTS tasks_org ON tasks (org_id, task_id)',
+    'CREATE INDEX IF NOT EXISTS teams_org ON teams (org_id, id)',
     'CREATE INDEX IF NOT EXISTS task_checklist_items_task ON task_checklist_items (task_id, position)',
   ]
   for (const statement of statements) await sql.raw(statement).execute(db)

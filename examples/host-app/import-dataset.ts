@@ -7,6 +7,10 @@ const BATCH_SIZE = 200
 const iso = (date: Date) => date.toISOString()
 const flag = (value: boolean): Flag => (value ? 1 : 0)
 const LEAVE_STATE_OF = { requested: 'pending', approved: 'granted', rejected: 'declined', cancelled: 'withdrawn' } as const
+/** The teams each organisation with staff gets; the `Dataset` has none, so the host invents them. */
+const TEAM_NAMES = ['Site crew North', 'Site crew South', 'Logistics', 'Night shift', 'Maintenance', 'Planning office'] as const
+const HOUR_MS = 60 * 60 * 1000
+const DAY_MS = 24 * HOUR_MS
 
 /**
  * Writes the library's `Dataset` into the host's schema, ids unchanged, in one transaction.
@@ -171,5 +175,38 @@ export async function importDataset(db: Kysely<HostDatabase>, data: Dataset): Pr
       (row) => row,
     )
     await insert('org_features', data.modules, (m) => ({ org_id: m.company_id, feature: FEATURE_OF[m.module as keyof typeof FEATURE_OF], enabled: flag(m.active) }))
+    const teams = teamsOf(data)
+    await insert('teams', teams, (row) => row)
+    // Every organisation with teams bought the feature; the others have no row, so `teams` is off.
+    await insert('org_features', [...new Set(teams.map((team) => team.org_id))], (org) => ({ org_id: org, feature: FEATURE_OF.teams, enabled: 1 }))
   })
+}
+
+/**
+ * The host's teams for `data`, the same every time: `TEAM_NAMES` for each company with
+ * employees, ids taken in turns across companies (so one company's ids are not contiguous), led
+ * by its first employee, its second, or nobody in turn; changed a day later per team.
+ */
+function teamsOf(data: Dataset): HostDatabase['teams'][] {
+  const staffOf = new Map<number, number[]>()
+  for (const employee of [...data.employees].sort((a, b) => a.id - b.id)) {
+    staffOf.set(employee.company_id, [...(staffOf.get(employee.company_id) ?? []), employee.id])
+  }
+  const companies = data.companies.filter((company) => staffOf.has(company.id)).sort((a, b) => a.id - b.id)
+  let id = 0
+  return TEAM_NAMES.flatMap((name, index) =>
+    companies.map((company) => {
+      const staff = staffOf.get(company.id) as number[]
+      const created = company.created_at.getTime() + (index + 1) * HOUR_MS
+      id += 1
+      return {
+        id,
+        org_id: company.id,
+        name,
+        lead_employee_id: index % 3 === 2 ? null : (staff[(index % 3) % staff.length] as number),
+        created_at: iso(new Date(created)),
+        updated_at: iso(new Date(created + index * DAY_MS)),
+      }
+    }),
+  )
 }

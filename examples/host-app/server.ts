@@ -15,6 +15,8 @@ import { HostKeyStore } from './host-key-store.js'
 import { HostModuleRegistry } from './host-module-registry.js'
 import { HostStorage } from './host-storage.js'
 import { importDataset } from './import-dataset.js'
+import { TeamReader } from './team-reader.js'
+import { teamsResource } from './teams.js'
 
 export interface HostServerOptions {
   /** The app's database. The server uses it and never closes it: whoever opened it does. */
@@ -62,6 +64,8 @@ export async function buildHostServer({ db, logger = false, webhookOptions }: Ho
     keyStore: new HostKeyStore(db),
     modules: new HostModuleRegistry(db),
     webhooks: await openSqliteWebhookStore({ db }),
+    // A resource of the host's own, served like ours: GET /api/public/v1/teams[/:id] (teams.ts).
+    resources: [teamsResource(new TeamReader(db))],
     ...(webhookOptions === undefined ? {} : { webhookOptions }),
   })
 
@@ -101,6 +105,42 @@ export async function buildHostServer({ db, logger = false, webhookOptions }: Ho
       })
       if (shift === null) return reply.code(404).send({ message: 'No such shift' })
       return { shift_id: shift.id, begins_at: shift.starts_at, finishes_at: shift.ends_at }
+    },
+  )
+
+  // Another screen: renaming a team, the host's own resource. Its `teams.updated` event is
+  // published the same way, and `data` is the team as GET /v1/teams/:id shows it.
+  app.post(
+    '/internal/teams/:id/rename',
+    {
+      schema: {
+        params: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] },
+        body: {
+          type: 'object',
+          properties: { org: { type: 'integer', minimum: 1 }, name: { type: 'string', minLength: 1, maxLength: 200 } },
+          required: ['org', 'name'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: number }
+      const { org, name } = request.body as { org: number; name: string }
+      const team = await db.transaction().execute(async (trx) => {
+        const changed = await trx
+          .updateTable('teams')
+          .set({ name, updated_at: new Date().toISOString() })
+          .where('org_id', '=', org)
+          .where('id', '=', id)
+          .executeTakeFirst()
+        if (changed.numUpdatedRows === 0n) return null
+        const renamed = await new TeamReader(trx).get(org, id)
+        if (renamed === null) return null
+        await app.workforceApi.events.publish(trx, { type: 'teams.updated', companyId: org, record: renamed })
+        return renamed
+      })
+      if (team === null) return reply.code(404).send({ message: 'No such team' })
+      return { team_id: team.id, name: team.name }
     },
   )
   return app

@@ -222,7 +222,9 @@ export class ResourceCatalogue {
   #serializerOf(declaration: AnyResourceDeclaration): (value: unknown) => string {
     let serialize = this.#serializers.get(declaration.name)
     if (serialize === undefined) {
-      serialize = fastJsonStringify(declaration.item as TSchema) as (value: unknown) => string
+      // A copy: fast-json-stringify rewrites the schema it compiles (it reorders `type` arrays), and
+      // the declaration's schema is also the one the served document shows.
+      serialize = fastJsonStringify(structuredClone(declaration.item) as TSchema) as (value: unknown) => string
       this.#serializers.set(declaration.name, serialize)
     }
     return serialize

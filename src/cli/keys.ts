@@ -1,7 +1,7 @@
 import { KeyManagementError, KeyManager, MAX_KEY_EXPIRY, normaliseScopes, type ApiKeyInfo } from '../keys/key-manager.js'
 import { systemClock } from '../ports/clock.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
-import { ALL_SCOPES, type Scope } from '../scopes.js'
+import { ALL_SCOPES } from '../scopes.js'
 import { parseInstant } from '../time/calendar.js'
 import { booleanFlag, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { DB_EXISTING_FLAG, jsonLastLineFlag, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
@@ -136,7 +136,7 @@ function createInput(
   usage: string,
 ) {
   const companyId = positiveInteger(required(flags.company, 'company', usage), 'company')
-  let scopes: Scope[]
+  let scopes: ReturnType<typeof normaliseScopes>
   try {
     scopes = normaliseScopes(required(flags.scopes, 'scopes', usage).split(','))
   } catch (error) {

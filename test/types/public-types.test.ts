@@ -17,6 +17,7 @@ import workforceApi, {
   type InvitationManager,
   type InviteSender,
   type KeyManager,
+  type HostScopes,
   type KeyScope,
   type KeyStore,
   type ModuleRegistry,
@@ -59,7 +60,8 @@ describe('public types', () => {
 
   it('takes scopes as a union of the spec’s names and all: a typo does not compile, nor run', async () => {
     const { workforceApi: decorator } = await ready()
-    expectTypeOf<KeyScope>().toEqualTypeOf<Scope | 'all'>()
+    // A host's own scopes join by declaration merging (`HostScopes`; examples/host-app/teams.ts adds teams:read).
+    expectTypeOf<KeyScope>().toEqualTypeOf<Scope | Extract<keyof HostScopes, string> | 'all'>()
     expectTypeOf<'todos:write'>().toExtend<Scope>()
     expectTypeOf<'todos:wrte'>().not.toExtend<KeyScope>()
     await decorator.keys.create({ companyId: 1, scopes: ['todos:write', 'users:read'] })
