@@ -1,7 +1,7 @@
 import type { DatasetChunk } from '../../src/ports/dataset.js'
 import type { SqlCodec } from './codec.js'
 import { LIST_BLOCK_IDS } from './list-shape.js'
-import { fixtureTable, type FixtureTable } from './sql-fixtures.js'
+import { fixtureTable, RESOURCE_TABLES, type FixtureTable } from './tables/index.js'
 
 // What the SQLite and Postgres bulk loaders share (`workforce-api seed` drives them, from
 // src/seed/): streamed dataset chunks walked as batches of one table, the list-version counters
@@ -57,7 +57,7 @@ export async function walkBatches(
   on: BatchHandlers,
 ): Promise<void> {
   let batch: Batch | undefined
-  let fixture: FixtureTable<unknown> | undefined
+  let fixture: FixtureTable | undefined
   let counter: TableTally | undefined
   let yieldedAt = Date.now()
   const flush = async () => {
@@ -78,7 +78,7 @@ export async function walkBatches(
     }
     const { values } = fixture
     const width = batch!.columns.length
-    for (const row of chunk.rows as readonly unknown[]) {
+    for (const row of chunk.rows) {
       const bound = values(codec, row)
       const target = batch!.values
       const offset = batch!.rows * width
@@ -101,22 +101,16 @@ export async function walkBatches(
 
 /**
  * The listed tables whose per-row insert trigger (`wfa_lv_<resource>_insert`) bumps
- * `wfa_list_versions`, with the column each list is ordered by, as that migration declares
- * them. A bulk load sets that trigger aside (it costs more than the insert, and stops
- * SQLite's table copy), counts what it would have counted (`ListVersionTally`) and bumps the
- * counters once per company. The bulk-load tests compare every table, counters included,
- * with `loadDataset`, which runs the triggers: a change to them that this misses fails there.
+ * `wfa_list_versions`, with the column each list is ordered by: each resource's `listed` table
+ * (`adapters/sql/tables/`), as migration 0006 declares them. A bulk load sets that trigger
+ * aside (it costs more than the insert, and stops SQLite's table copy), counts what it would
+ * have counted (`ListVersionTally`) and bumps the counters once per company. The bulk-load
+ * tests compare every table, counters included, with `loadDataset`, which runs the triggers: a
+ * change to them that this misses fails there.
  */
-export const LIST_VERSIONED: Readonly<Record<string, { resource: string; orderedBy: string }>> = {
-  wfa_memberships: { resource: 'users', orderedBy: 'user_id' },
-  wfa_employees: { resource: 'employees', orderedBy: 'id' },
-  wfa_roles: { resource: 'roles', orderedBy: 'id' },
-  wfa_projects: { resource: 'projects', orderedBy: 'id' },
-  wfa_shifts: { resource: 'shifts', orderedBy: 'id' },
-  wfa_absences: { resource: 'absences', orderedBy: 'id' },
-  wfa_expenses: { resource: 'expenses', orderedBy: 'id' },
-  wfa_todos: { resource: 'todos', orderedBy: 'id' },
-}
+export const LIST_VERSIONED: Readonly<Record<string, { resource: string; orderedBy: string }>> = Object.fromEntries(
+  RESOURCE_TABLES.map(({ name, listed }) => [listed.table.table, { resource: name, orderedBy: listed.orderedBy }]),
+)
 
 /** The name of the insert trigger that keeps `table`'s list version, if it has one. */
 export function listVersionTrigger(table: string): string | undefined {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { SqlCodec } from './codec.js'
 import type { QueryDb } from './prepared.js'
-import type { ResourceQuery } from './resource-queries.js'
+import type { ResourceQuery } from './tables/table.js'
 
 /**
  * Ids per block of `wfa_list_blocks`: a company's rows of a list are counted per `id / 1024`

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder } from 'kysely'
 import type { ListVersion, SeekableReader, SeekWindow } from '../../src/ports/storage.js'
 import type { SqlCodec } from './codec.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb, type SqlRunner } from './prepared.js'
-import type { ResourceQuery } from './resource-queries.js'
+import type { ResourceQuery } from './tables/table.js'
 import { boundFilters, LIST_BLOCK_IDS, listShape } from './list-shape.js'
 
 interface SeekStatements {

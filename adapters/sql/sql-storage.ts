@@ -2,17 +2,8 @@ import type { ListResult, PageWindow, ResourceReader, Storage } from '../../src/
 import type { CompanyRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { bind, param, prepare, type PreparedQuery, type QueryDb, type ReadScope, type SqlRunner } from './prepared.js'
-import {
-  absenceQuery,
-  employeeQuery,
-  expenseQuery,
-  projectQuery,
-  roleQuery,
-  shiftQuery,
-  todoQuery,
-  userQuery,
-  type ResourceQuery,
-} from './resource-queries.js'
+import { company as companyTable, RESOURCE_TABLES } from './tables/index.js'
+import { byId, type ReaderName, type ResourceQuery } from './tables/table.js'
 import { boundFilters, listShape } from './list-shape.js'
 import { SqlSeekableReader } from './sql-seek.js'
 
@@ -40,7 +31,7 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
   ) {
     this.#filterNames = Object.keys(query.filters) as Array<keyof F & string>
     this.seek = new SqlSeekableReader(db, runner, codec, query, this.#filterNames, resource)
-    this.#get = prepare(query.select(query.from(db)).where(query.id, '=', param('id')))
+    this.#get = prepare(byId(query, db))
   }
 
   async list(companyId: number, filter: F, window: PageWindow): Promise<ListResult<R>> {
@@ -79,19 +70,17 @@ export class SqlResourceReader<R, F extends object> implements ResourceReader<R,
   }
 }
 
+/** The list readers, one per resource descriptor (`adapters/sql/tables/`). */
+type SqlReaders = { readonly [N in ReaderName]: Storage[N] extends ResourceReader<infer R, infer F> ? SqlResourceReader<R, F & object> : never }
+
+// The readers are members of every instance, assigned from the descriptors in the constructor.
+export interface SqlStorage extends SqlReaders {}
+
 /**
  * The `Storage` port over the shared SQL schema, for any dialect that supplies a Kysely
  * instance (used only to compile SQL), a runner and a codec.
  */
 export class SqlStorage implements Storage {
-  readonly users: Storage['users']
-  readonly employees: Storage['employees']
-  readonly roles: Storage['roles']
-  readonly projects: Storage['projects']
-  readonly shifts: Storage['shifts']
-  readonly absences: Storage['absences']
-  readonly expenses: Storage['expenses']
-  readonly todos: Storage['todos']
   readonly #company: PreparedQuery
 
   constructor(
@@ -99,32 +88,14 @@ export class SqlStorage implements Storage {
     private readonly runner: SqlRunner,
     private readonly codec: SqlCodec,
   ) {
-    this.users = new SqlResourceReader(db, runner, codec, userQuery, 'users')
-    this.employees = new SqlResourceReader(db, runner, codec, employeeQuery, 'employees')
-    this.roles = new SqlResourceReader(db, runner, codec, roleQuery, 'roles')
-    this.projects = new SqlResourceReader(db, runner, codec, projectQuery, 'projects')
-    this.shifts = new SqlResourceReader(db, runner, codec, shiftQuery, 'shifts')
-    this.absences = new SqlResourceReader(db, runner, codec, absenceQuery, 'absences')
-    this.expenses = new SqlResourceReader(db, runner, codec, expenseQuery, 'expenses')
-    this.todos = new SqlResourceReader(db, runner, codec, todoQuery, 'todos')
-    this.#company = prepare(
-      db
-        .selectFrom('wfa_companies')
-        .select(['id', 'name', 'timezone', 'country', 'created_at', 'updated_at'])
-        .where('id', '=', param('company_id')),
-    )
+    for (const { name, query } of RESOURCE_TABLES) {
+      Object.assign(this, { [name]: new SqlResourceReader(db, runner, codec, query as ResourceQuery<unknown, object>, name) })
+    }
+    this.#company = prepare(companyTable.query(db))
   }
 
   async company(companyId: number): Promise<CompanyRecord | null> {
     const [row] = await this.runner.all(this.#company, [companyId])
-    if (row === undefined) return null
-    return {
-      id: this.codec.readInt(row.id),
-      name: row.name as string,
-      timezone: row.timezone as string,
-      country: row.country as string,
-      created_at: this.codec.readInstant(row.created_at),
-      updated_at: this.codec.readInstant(row.updated_at),
-    }
+    return row === undefined ? null : companyTable.decode(row, this.codec)
   }
 }

@@ -12,8 +12,9 @@ import type { InvitedPerson } from '../../src/ports/dataset.js'
 import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { completeIdempotencySlot } from './idempotency-slot.js'
-import { bind, param, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
-import { todoQuery, userQuery } from './resource-queries.js'
+import { bind, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
+import { todos, USER_ID_COUNTER, users } from './tables/index.js'
+import { byId } from './tables/table.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 import { recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
 
@@ -31,9 +32,6 @@ export function isUniqueViolation(error: unknown): boolean {
  * to this value, so such a person cannot sign in with a password until the host sets one.
  */
 const NO_PASSWORD = ''
-
-/** The row of `wfa_id_counters` that holds the last user id given. */
-const USER_ID_COUNTER = 'users'
 
 /** Statements compiled once per storage, shared by its transactions. */
 interface WriteStatements {
@@ -62,10 +60,10 @@ export class SqlWriteStorage implements WriteStorage {
   ) {
     this.#transact = sqlTransactor(db, options)
     this.#outbox = { lockRows: options.lockRows ?? false, ...(options.notifyDue === undefined ? {} : { notify: options.notifyDue }) }
-    const todo = todoQuery.select(todoQuery.from(db)).where(todoQuery.id, '=', param('id'))
+    const todo = byId(todos.query, db)
     // Compiled against `db`, so a schema set with `withSchema` is part of the SQL.
     this.#statements = {
-      user: prepare(userQuery.select(userQuery.from(db)).where(userQuery.id, '=', param('id'))),
+      user: prepare(byId(users.query, db)),
       todo: prepare(options.lockRows === true ? todo.forUpdate() : todo),
     }
   }
@@ -86,7 +84,7 @@ class SqlWriteTransaction implements WriteTransaction {
   async findMemberIdByEmail(companyId: number, emailLower: string): Promise<number | null> {
     // One query, the same plan whatever the email: a pending user by what the company sent,
     // an accepted one through the person (never a person who is not a member here).
-    // Two unique-index probes of the company's memberships (see the email filter of `userQuery`).
+    // Two unique-index probes of the company's memberships (see the email filter of the users' table, `tables/users.ts`).
     const row = await this.trx
       .selectFrom('wfa_memberships as m')
       .select('m.user_id')
@@ -240,7 +238,7 @@ class SqlWriteTransaction implements WriteTransaction {
     if (member === undefined || member.person_id === null) return
     const personId = c.readInt(member.person_id)
     await this.trx.updateTable('wfa_users').set({ active: c.bool(active), updated_at: c.instant(now) }).where('id', '=', personId).execute()
-    // A company's view of a user is dated by the membership (see `userQuery`), so every
+    // A company's view of a user is dated by the membership (see `tables/users.ts`), so every
     // company the person belongs to sees the change in its `updated_since` sync. A company
     // whose invitation is pending has no person linked, so it never learns of the change.
     await this.trx
@@ -253,12 +251,12 @@ class SqlWriteTransaction implements WriteTransaction {
 
   async getUser(companyId: number, userId: number): Promise<UserRecord | null> {
     const [row] = await this.#run(this.statements.user, { company_id: companyId, id: userId })
-    return row === undefined ? null : userQuery.decode(row, this.codec)
+    return row === undefined ? null : users.query.decode(row, this.codec)
   }
 
   async getTodoForUpdate(companyId: number, id: number): Promise<TodoRecord | null> {
     const [row] = await this.#run(this.statements.todo, { company_id: companyId, id })
-    return row === undefined ? null : todoQuery.decode(row, this.codec)
+    return row === undefined ? null : todos.query.decode(row, this.codec)
   }
 
   async insertTodo(companyId: number, fields: TodoFields, now: Date): Promise<TodoRecord> {
@@ -277,7 +275,7 @@ class SqlWriteTransaction implements WriteTransaction {
       })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return todoQuery.decode(row, c)
+    return todos.query.decode(row, c)
   }
 
   async updateTodo(companyId: number, id: number, changes: Partial<TodoFields>, now: Date): Promise<TodoRecord> {
@@ -289,7 +287,7 @@ class SqlWriteTransaction implements WriteTransaction {
       .returningAll()
       .executeTakeFirst()
     if (row === undefined) throw new Error(`To-do ${id} of company ${companyId} does not exist`)
-    return todoQuery.decode(row, this.codec)
+    return todos.query.decode(row, this.codec)
   }
 
   async recordEvent(event: ChangeEvent): Promise<void> {

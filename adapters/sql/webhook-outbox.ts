@@ -28,7 +28,7 @@ export interface SqlOutboxOptions {
  * @returns how many deliveries were created.
  * @example
  * await db.transaction().execute(async (trx) => {
- *   await trx.updateTable('shifts').set(changes).where('id', '=', id).execute()
+ *   await trx.updateTable('timesheets').set(changes).where('id', '=', id).execute()
  *   await recordOutboxEvents(trx, postgresCodec, [event], { lockRows: true, notify })
  * })
  */

@@ -73,7 +73,7 @@ export interface SqliteAdapter extends ReferenceAdapterPorts {
    *
    * @example
    * await adapter.transaction(async (trx) => {
-   *   await trx.updateTable('shifts').set({ status: 'approved' }).where('id', '=', shiftId).execute()
+   *   await trx.updateTable('timesheets').set({ status: 'approved' }).where('id', '=', timesheetId).execute()
    *   await adapter.webhooks.publish(trx, [event])
    * })
    */

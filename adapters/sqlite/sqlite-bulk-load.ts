@@ -15,7 +15,7 @@ import {
   type LoadProgress,
 } from '../sql/bulk-load.js'
 import type { SqlCodec } from '../sql/codec.js'
-import { fixtureTable } from '../sql/sql-fixtures.js'
+import { fixtureTable } from '../sql/tables/index.js'
 
 /** Rows per multi-row INSERT: one prepared statement per this many (1,900 values for a to-do batch, far under the 32,766 limit). */
 const ROWS_PER_STATEMENT = 100

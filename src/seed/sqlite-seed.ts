@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { ListVersionBump, LoadProgress } from '../../adapters/sql/bulk-load.js'
+import { expenses, projects, todos } from '../../adapters/sql/tables/index.js'
 import { sqliteCodec } from '../../adapters/sqlite/sqlite-codec.js'
 import {
   loadSqliteDatasetInParallel,
@@ -25,7 +26,7 @@ const PARALLEL_MIN_ROWS = 200_000
  * building a table costs) equals the worker's share. To-dos are the widest table; projects,
  * expenses and absences carry five or six indexes each.
  */
-const WORKER_TABLES: readonly (keyof Dataset)[] = ['projects', 'expenses', 'todos']
+const WORKER_TABLES: readonly (keyof Dataset)[] = [projects, expenses, todos].map((resource) => resource.listed.table.dataset)
 
 export interface SqliteSeedOptions extends SeedOptions {
   /**

@@ -3,7 +3,7 @@ import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgr
 import { postgresCodec } from '../../adapters/postgres/postgres-codec.js'
 import { createPostgresRunner } from '../../adapters/postgres/postgres-database.js'
 import type { PreparedQuery, SqlRunner } from '../../adapters/sql/prepared.js'
-import * as queries from '../../adapters/sql/resource-queries.js'
+import { RESOURCE_TABLES } from '../../adapters/sql/tables/index.js'
 import { SqlStorage } from '../../adapters/sql/sql-storage.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset } from '../../src/seed/generate.js'
@@ -26,21 +26,12 @@ const TENANT_TABLE: Record<Resource, string> = {
   todos: 'wfa_todos',
 }
 
-const FILTER_NAMES: Record<Resource, string[]> = {
-  users: Object.keys(queries.userQuery.filters),
-  employees: Object.keys(queries.employeeQuery.filters),
-  roles: Object.keys(queries.roleQuery.filters),
-  projects: Object.keys(queries.projectQuery.filters),
-  shifts: Object.keys(queries.shiftQuery.filters),
-  absences: Object.keys(queries.absenceQuery.filters),
-  expenses: Object.keys(queries.expenseQuery.filters),
-  todos: Object.keys(queries.todoQuery.filters),
-}
+const FILTER_NAMES = Object.fromEntries(RESOURCE_TABLES.map(({ name, query }) => [name, Object.keys(query.filters)])) as Record<Resource, string[]>
 
 /** Filters declared `range` in the shared SQL: their pages are ordered by `id + 0`. */
 const RANGE_FILTERS = new Set(
-  [queries.userQuery, queries.employeeQuery, queries.projectQuery, queries.shiftQuery, queries.absenceQuery, queries.expenseQuery, queries.todoQuery].flatMap(
-    (query) => Object.entries(query.filters as Record<string, { range?: true }>).filter(([, sql]) => sql.range === true).map(([name]) => name),
+  RESOURCE_TABLES.flatMap(({ query }) =>
+    Object.entries(query.filters as Record<string, { range?: true }>).filter(([, sql]) => sql.range === true).map(([name]) => name),
   ),
 )
 

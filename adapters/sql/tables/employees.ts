@@ -1,0 +1,70 @@
+import { companyRows, dayOrNull, nullableDay, STAMPS, timestamps, updatedSince, type FixtureTable, type ResourceTable } from './table.js'
+
+const rows: FixtureTable<'employees'> = {
+  dataset: 'employees',
+  table: 'wfa_employees',
+  columns: [
+    'id',
+    'company_id',
+    'user_id',
+    'employee_number',
+    'job_title',
+    'contract_type',
+    'weekly_hours',
+    'hire_date',
+    'termination_date',
+    'supervisor_id',
+    'salary_cents',
+    'iban',
+    ...STAMPS,
+  ],
+  values: (c, r) => [
+    r.id,
+    r.company_id,
+    r.user_id,
+    r.employee_number,
+    r.job_title,
+    r.contract_type,
+    r.weekly_hours,
+    c.day(r.hire_date),
+    dayOrNull(c, r.termination_date),
+    r.supervisor_id,
+    r.salary_cents,
+    r.iban,
+    c.instant(r.created_at),
+    c.instant(r.updated_at),
+  ],
+}
+
+export const employees: ResourceTable<'employees'> = {
+  name: 'employees',
+  ...companyRows<'employees'>(rows, 'e', {
+    select: (q) =>
+      q.select([
+        'e.id',
+        'e.user_id',
+        'e.employee_number',
+        'e.job_title',
+        'e.contract_type',
+        'e.weekly_hours',
+        'e.hire_date',
+        'e.termination_date',
+        'e.supervisor_id',
+        'e.created_at',
+        'e.updated_at',
+      ]),
+    filters: { updatedSince: updatedSince('e.updated_at') },
+    decode: (row, codec) => ({
+      id: row.id,
+      user_id: row.user_id,
+      employee_number: row.employee_number,
+      job_title: row.job_title,
+      contract_type: row.contract_type,
+      weekly_hours: row.weekly_hours,
+      hire_date: codec.readDay(row.hire_date),
+      termination_date: nullableDay(row.termination_date, codec),
+      supervisor_id: row.supervisor_id,
+      ...timestamps(row, codec),
+    }),
+  }),
+}
