@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { AbsenceFilter } from '../ports/storage.js'
 import { ABSENCE_STATUSES, ABSENCE_TYPES, type AbsenceRecord } from '../ports/records.js'
-import { defineResource, exactKeys } from './resource.js'
-import { checkDayRange, updatedSince } from './filters.js'
+import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
+import { DAY_RANGE, dayRange, UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** A leave request. Free-text notes, reasons and attachments are never exposed. */
 export const Absence = Type.Object({
@@ -20,9 +20,8 @@ export const Absence = Type.Object({
 const filters = {
   employee_id: Type.Optional(Id),
   status: Type.Optional(StringEnum(ABSENCE_STATUSES)),
-  date_from: Type.Optional(Day),
-  date_to: Type.Optional(Day),
-  updated_since: Type.Optional(Timestamp),
+  ...DAY_RANGE,
+  ...UPDATED_SINCE,
 }
 
 export function renderAbsence(absence: AbsenceRecord) {
@@ -49,18 +48,9 @@ export const absences = defineResource({
   list: {
     filters,
     reader: (storage) => storage.absences,
-    toFilter(query) {
-      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-      return {
-        employeeId: query.employee_id,
-        status: query.status,
-        dateFrom: query.date_from,
-        dateTo: query.date_to,
-        updatedSince: updatedSince(query.updated_since),
-      }
-    },
+    toFilter: (query) => ({ employeeId: query.employee_id, status: query.status, ...dayRange(query), updatedSince: updatedSince(query.updated_since) }),
   },
-  events: { actions: ['created', 'updated', 'deleted'], position: 5 },
+  events: { actions: EVENT_ACTIONS, position: 5 },
   conformance: {
     recordKeys: exactKeys<AbsenceRecord>()(['id', 'employee_id', 'date', 'type', 'hours', 'status', 'created_at', 'updated_at']),
     filterKeys: exactKeys<AbsenceFilter>()(['employeeId', 'status', 'dateFrom', 'dateTo', 'updatedSince']),

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { EmployeeFilter } from '../ports/storage.js'
 import { CONTRACT_TYPES, type EmployeeRecord } from '../ports/records.js'
-import { defineResource, exactKeys } from './resource.js'
-import { updatedSince } from './filters.js'
+import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
+import { UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** The HR profile. Salary, bank data, documents and photos are deliberately never exposed. */
 export const Employee = Type.Object({
@@ -20,9 +20,7 @@ export const Employee = Type.Object({
   updated_at: Timestamp,
 })
 
-const filters = {
-  updated_since: Type.Optional(Timestamp),
-}
+const filters = { ...UPDATED_SINCE }
 
 export function renderEmployee(employee: EmployeeRecord) {
   return {
@@ -53,7 +51,7 @@ export const employees = defineResource({
     reader: (storage) => storage.employees,
     toFilter: (query) => ({ updatedSince: updatedSince(query.updated_since) }),
   },
-  events: { actions: ['created', 'updated', 'deleted'], position: 4 },
+  events: { actions: EVENT_ACTIONS, position: 4 },
   conformance: {
     recordKeys: exactKeys<EmployeeRecord>()([
       'id', 'user_id', 'employee_number', 'job_title', 'contract_type', 'weekly_hours', 'hire_date', 'termination_date',

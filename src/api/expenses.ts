@@ -3,8 +3,8 @@ import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ExpenseFilter } from '../ports/storage.js'
 import { EXPENSE_CATEGORIES, type ExpenseRecord } from '../ports/records.js'
 import { formatCents } from '../money.js'
-import { defineResource, exactKeys } from './resource.js'
-import { checkDayRange, updatedSince } from './filters.js'
+import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
+import { DAY_RANGE, dayRange, UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** A project expense. Pricing internals, km and per-diem detail and attachments are never exposed. */
 export const Expense = Type.Object({
@@ -25,9 +25,8 @@ const filters = {
   employee_id: Type.Optional(Id),
   project_id: Type.Optional(Id),
   category: Type.Optional(StringEnum(EXPENSE_CATEGORIES)),
-  date_from: Type.Optional(Day),
-  date_to: Type.Optional(Day),
-  updated_since: Type.Optional(Timestamp),
+  ...DAY_RANGE,
+  ...UPDATED_SINCE,
 }
 
 export function renderExpense(expense: ExpenseRecord) {
@@ -56,19 +55,15 @@ export const expenses = defineResource({
   list: {
     filters,
     reader: (storage) => storage.expenses,
-    toFilter(query) {
-      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-      return {
-        employeeId: query.employee_id,
-        projectId: query.project_id,
-        category: query.category,
-        dateFrom: query.date_from,
-        dateTo: query.date_to,
-        updatedSince: updatedSince(query.updated_since),
-      }
-    },
+    toFilter: (query) => ({
+      employeeId: query.employee_id,
+      projectId: query.project_id,
+      category: query.category,
+      ...dayRange(query),
+      updatedSince: updatedSince(query.updated_since),
+    }),
   },
-  events: { actions: ['created', 'updated', 'deleted'], position: 6 },
+  events: { actions: EVENT_ACTIONS, position: 6 },
   conformance: {
     recordKeys: exactKeys<ExpenseRecord>()([
       'id', 'employee_id', 'project_id', 'category', 'description', 'date', 'amount_cents', 'currency', 'created_at', 'updated_at',

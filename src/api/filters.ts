@@ -1,6 +1,14 @@
+import { Type } from '@sinclair/typebox'
 import { NotFoundError, ValidationError } from '../errors.js'
 import type { Storage } from '../ports/storage.js'
 import { nextDay, parseInstant, startOfCompanyDay } from '../time/calendar.js'
+import { Day, Timestamp } from './wire.js'
+
+/** The `updated_since` parameter of every list but roles' (spec 4.3.1); `updatedSince()` reads it. */
+export const UPDATED_SINCE = { updated_since: Type.Optional(Timestamp) }
+
+/** `date_from` and `date_to`: whole days, inclusive (spec 4.3.3); `dayRange()` or `companyDayWindow()` reads them. */
+export const DAY_RANGE = { date_from: Type.Optional(Day), date_to: Type.Optional(Day) }
 
 /** What a list filter may need beyond the query: the tenant and its time zone. */
 export interface FilterContext {
@@ -30,6 +38,12 @@ export function checkDayRange(fromName: string, from: string | undefined, toName
   if (from !== undefined && to !== undefined && from > to) {
     throw new ValidationError([{ field: fromName, message: `must not be after ${toName}` }])
   }
+}
+
+/** `date_from`/`date_to` on a day field (the day as entered, in every time zone), checked in order, as the port's `dateFrom`/`dateTo`. */
+export function dayRange(query: { date_from?: string; date_to?: string }): { dateFrom: string | undefined; dateTo: string | undefined } {
+  checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
+  return { dateFrom: query.date_from, dateTo: query.date_to }
 }
 
 /** The instants bounding inclusive days on the company's calendar: `start <= t < end`. */

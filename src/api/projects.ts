@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ProjectFilter } from '../ports/storage.js'
 import { PROJECT_KINDS, PROJECT_STATUSES, type ProjectRecord } from '../ports/records.js'
-import { defineResource, exactKeys } from './resource.js'
-import { updatedSince } from './filters.js'
+import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
+import { UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** Registry data only: offer/order numbers, CIG/CUP codes, managers, notes and pricing are never exposed. */
 export const Project = Type.Object({
@@ -23,7 +23,7 @@ const filters = {
   status: Type.Optional(StringEnum(PROJECT_STATUSES)),
   kind: Type.Optional(StringEnum(PROJECT_KINDS)),
   customer_id: Type.Optional(Id),
-  updated_since: Type.Optional(Timestamp),
+  ...UPDATED_SINCE,
 }
 
 export function renderProject(project: ProjectRecord) {
@@ -59,7 +59,7 @@ export const projects = defineResource({
       updatedSince: updatedSince(query.updated_since),
     }),
   },
-  events: { actions: ['created', 'updated', 'deleted'], position: 2 },
+  events: { actions: EVENT_ACTIONS, position: 2 },
   conformance: {
     recordKeys: exactKeys<ProjectRecord>()([
       'id', 'name', 'code', 'status', 'kind', 'customer_id', 'starts_on', 'ends_on', 'created_at', 'updated_at',

@@ -53,7 +53,7 @@ export interface ListDeclaration<R, F, P extends TProperties> {
  *   name: 'teams', singular: 'team', component: 'Team', module: 'teams', scope: 'teams:read',
  *   item: Team, render: (team: TeamRecord) => ({ ... }),
  *   list: { filters: { updated_since: Type.Optional(Timestamp) }, reader: () => teamReader, toFilter: (query) => ({ ... }) },
- *   events: { actions: ['created', 'updated', 'deleted'] },
+ *   events: { actions: EVENT_ACTIONS },
  *   docs: { description: 'Teams of your company.' },
  * })
  */

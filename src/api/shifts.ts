@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Day, Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
+import { Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ShiftFilter } from '../ports/storage.js'
 import { SHIFT_STATUSES, type ShiftRecord } from '../ports/records.js'
-import { defineResource, exactKeys } from './resource.js'
-import { checkDayRange, companyDayWindow, updatedSince } from './filters.js'
+import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
+import { checkDayRange, companyDayWindow, DAY_RANGE, UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** Structural data only: free text and billing internals are never exposed. */
 export const Shift = Type.Object({
@@ -22,9 +22,8 @@ const filters = {
   employee_id: Type.Optional(Id),
   project_id: Type.Optional(Id),
   status: Type.Optional(StringEnum(SHIFT_STATUSES)),
-  date_from: Type.Optional(Day),
-  date_to: Type.Optional(Day),
-  updated_since: Type.Optional(Timestamp),
+  ...DAY_RANGE,
+  ...UPDATED_SINCE,
 }
 
 export function renderShift(shift: ShiftRecord) {
@@ -67,7 +66,7 @@ export const shifts = defineResource({
       return filter
     },
   },
-  events: { actions: ['created', 'updated', 'deleted'], position: 3 },
+  events: { actions: EVENT_ACTIONS, position: 3 },
   conformance: {
     recordKeys: exactKeys<ShiftRecord>()([
       'id', 'employee_id', 'project_id', 'status', 'starts_at', 'ends_at', 'break_minutes', 'created_at', 'updated_at',

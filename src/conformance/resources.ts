@@ -1,44 +1,13 @@
 import { CONTRACT, CONTRACT_RESOURCES } from '../api/index.js'
 import type { FieldKinds } from '../api/resource.js'
-import type {
-  AbsenceFilter,
-  EmployeeFilter,
-  ExpenseFilter,
-  ProjectFilter,
-  ResourceReader,
-  RoleFilter,
-  ShiftFilter,
-  Storage,
-  TodoFilter,
-  UserFilter,
-} from '../ports/storage.js'
-import type {
-  AbsenceRecord,
-  CompanyRecord,
-  EmployeeRecord,
-  ExpenseRecord,
-  ProjectRecord,
-  RoleRecord,
-  ShiftRecord,
-  TodoRecord,
-  UserRecord,
-} from '../ports/records.js'
+import type { ResourceReader, Storage } from '../ports/storage.js'
 
-/** The record and filter type of each list resource of the `Storage` port. */
-export interface ResourceTypes {
-  users: { record: UserRecord; filter: UserFilter }
-  employees: { record: EmployeeRecord; filter: EmployeeFilter }
-  roles: { record: RoleRecord; filter: RoleFilter }
-  projects: { record: ProjectRecord; filter: ProjectFilter }
-  shifts: { record: ShiftRecord; filter: ShiftFilter }
-  absences: { record: AbsenceRecord; filter: AbsenceFilter }
-  expenses: { record: ExpenseRecord; filter: ExpenseFilter }
-  todos: { record: TodoRecord; filter: TodoFilter }
-}
-
-export type ListResource = keyof ResourceTypes
-export type RecordOf<N extends ListResource> = ResourceTypes[N]['record']
-export type FilterOf<N extends ListResource> = ResourceTypes[N]['filter']
+/** Each list resource of the `Storage` port: every member but `company`. */
+export type ListResource = Exclude<keyof Storage, 'company'>
+/** The record type of a list resource, as its reader returns it. */
+export type RecordOf<N extends ListResource> = Storage[N] extends ResourceReader<infer R, unknown> ? R : never
+/** The filter type of a list resource, as its reader takes it. */
+export type FilterOf<N extends ListResource> = Storage[N] extends ResourceReader<unknown, infer F> ? F : never
 
 /** Every resource of the contract with a list reader, in declaration order (`CONTRACT_RESOURCES`). */
 export const LIST_RESOURCES = CONTRACT_RESOURCES.flatMap((resource) => (resource.list === undefined ? [] : [resource.name])) as readonly ListResource[]

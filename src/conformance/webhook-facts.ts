@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { AttemptOutcome, WebhookAttemptRecord, WebhookEndpointRecord } from '../ports/webhook-store.js'
+import { HEALTHY } from '../webhooks/breaker.js'
 import type { ChangeEvent } from '../ports/write-storage.js'
 import { afterNow } from './write-facts.js'
 
@@ -55,10 +56,7 @@ export function endpointRecord(label: string, companyId: number, events: string[
     secret: `sealed:v1:${base32Of(`secret ${label}`)}`,
     previous_secret: null,
     previous_secret_expires_at: null,
-    failing_since: null,
-    consecutive_failures: 0,
-    paused_until: null,
-    pause_ms: 0,
+    ...HEALTHY,
     created_at: afterNow(-60_000),
     updated_at: afterNow(-60_000),
     ...overrides,

@@ -10,6 +10,7 @@ import type {
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
 import { EventSubscriptionError } from '../events/event-types.js'
+import { HEALTHY } from './breaker.js'
 import { CONTRACT } from '../api/index.js'
 import type { ResourceCatalogue } from '../api/catalogue.js'
 import { newEventId, randomId } from '../events/event-id.js'
@@ -128,10 +129,7 @@ export class WebhookManager {
       secret: box.seal(secret, id),
       previous_secret: null,
       previous_secret_expires_at: null,
-      failing_since: null,
-      consecutive_failures: 0,
-      paused_until: null,
-      pause_ms: 0,
+      ...HEALTHY,
       created_at: now,
       updated_at: now,
     }

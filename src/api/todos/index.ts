@@ -1,6 +1,6 @@
 import type { TodoFilter } from '../../ports/storage.js'
 import type { TodoRecord } from '../../ports/records.js'
-import { changeDocs, createDocs, defineResource, exactKeys } from '../resource.js'
+import { changeDocs, createDocs, defineResource, exactKeys, EVENT_ACTIONS } from '../resource.js'
 import { todosList } from './read.js'
 import { renderTodo, Todo } from './schema.js'
 import { todoWriteRoutes } from './write.js'
@@ -17,7 +17,7 @@ export const todos = defineResource({
   render: renderTodo,
   list: todosList,
   write: { scope: 'todos:write', routes: todoWriteRoutes },
-  events: { actions: ['created', 'updated', 'deleted'], position: 7 },
+  events: { actions: EVENT_ACTIONS, position: 7 },
   conformance: {
     recordKeys: exactKeys<TodoRecord>()([
       'id', 'title', 'notes', 'status', 'priority', 'important', 'due_day', 'due_at', 'due_is_all_day', 'list_id',

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { TODO_STATUSES, type TodoRecord } from '../../ports/records.js'
 import type { TodoFilter } from '../../ports/storage.js'
-import { checkDayRange, companyDayWindow, updatedSince } from '../filters.js'
+import { checkDayRange, companyDayWindow, UPDATED_SINCE, updatedSince } from '../filters.js'
 import type { ListDeclaration } from '../resource.js'
-import { Day, Id, StringEnum, Timestamp } from '../wire.js'
+import { Day, Id, StringEnum } from '../wire.js'
 
 const filters = {
   status: Type.Optional(StringEnum(TODO_STATUSES)),
@@ -12,7 +12,7 @@ const filters = {
   important: Type.Optional(Type.Boolean()),
   due_from: Type.Optional(Day),
   due_to: Type.Optional(Day),
-  updated_since: Type.Optional(Timestamp),
+  ...UPDATED_SINCE,
 }
 
 /** How `GET /v1/todos` filters and reads. */

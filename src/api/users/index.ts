@@ -1,6 +1,6 @@
 import type { UserFilter } from '../../ports/storage.js'
 import type { UserRecord } from '../../ports/records.js'
-import { changeDocs, createDocs, defineResource, exactKeys } from '../resource.js'
+import { changeDocs, createDocs, defineResource, exactKeys, EVENT_ACTIONS } from '../resource.js'
 import { usersList } from './read.js'
 import { renderUser, User } from './schema.js'
 import { userWriteRoutes } from './write.js'
@@ -16,7 +16,7 @@ export const users = defineResource({
   render: renderUser,
   list: usersList,
   write: { scope: 'users:write', routes: userWriteRoutes },
-  events: { actions: ['created', 'updated', 'deleted'], position: 1 },
+  events: { actions: EVENT_ACTIONS, position: 1 },
   conformance: {
     recordKeys: exactKeys<UserRecord>()(['id', 'email', 'first_name', 'last_name', 'active', 'role_ids', 'invitation_status', 'created_at', 'updated_at']),
     filterKeys: exactKeys<UserFilter>()(['active', 'email', 'updatedSince']),

@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { UserRecord } from '../../ports/records.js'
 import type { UserFilter } from '../../ports/storage.js'
-import { updatedSince } from '../filters.js'
+import { UPDATED_SINCE, updatedSince } from '../filters.js'
 import type { ListDeclaration } from '../resource.js'
-import { Timestamp } from '../wire.js'
 
 const filters = {
   active: Type.Optional(Type.Boolean()),
   email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
-  updated_since: Type.Optional(Timestamp),
+  ...UPDATED_SINCE,
 }
 
 /** How `GET /v1/users` filters and reads. */
