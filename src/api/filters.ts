@@ -56,9 +56,17 @@ export interface DayWindow {
 
 /**
  * Turns whole days `from`…`to` into instants in the company's time zone (spec 4.3.3–4),
- * DST included. The zone is loaded only when a bound is given; adapters never do zone math.
+ * DST included, after checking they are in order (a 422 naming `fromName`). The zone is loaded
+ * only when a bound is given; adapters never do zone math.
  */
-export async function companyDayWindow(from: string | undefined, to: string | undefined, context: FilterContext): Promise<DayWindow> {
+export async function companyDayWindow(
+  context: FilterContext,
+  fromName: string,
+  from: string | undefined,
+  toName: string,
+  to: string | undefined,
+): Promise<DayWindow> {
+  checkDayRange(fromName, from, toName, to)
   if (from === undefined && to === undefined) return {}
   const zone = await context.companyTimeZone()
   const window: DayWindow = {}

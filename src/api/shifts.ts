@@ -3,7 +3,7 @@ import { Id, Nullable, StringEnum, Timestamp, timestamp } from './wire.js'
 import type { ShiftFilter } from '../ports/storage.js'
 import { SHIFT_STATUSES, type ShiftRecord } from '../ports/records.js'
 import { defineResource, exactKeys, EVENT_ACTIONS } from './resource.js'
-import { checkDayRange, companyDayWindow, DAY_RANGE, UPDATED_SINCE, updatedSince } from './filters.js'
+import { companyDayWindow, DAY_RANGE, UPDATED_SINCE, updatedSince } from './filters.js'
 
 /** Structural data only: free text and billing internals are never exposed. */
 export const Shift = Type.Object({
@@ -51,19 +51,17 @@ export const shifts = defineResource({
   list: {
     filters,
     reader: (storage) => storage.shifts,
-    async toFilter(query, context) {
-      checkDayRange('date_from', query.date_from, 'date_to', query.date_to)
-      const filter: ShiftFilter = {
+    async toFilter(query, context): Promise<ShiftFilter> {
+      // A shift belongs to the company-calendar day on which it starts (spec 4.3).
+      const { start, end } = await companyDayWindow(context, 'date_from', query.date_from, 'date_to', query.date_to)
+      return {
         employeeId: query.employee_id,
         projectId: query.project_id,
         status: query.status,
         updatedSince: updatedSince(query.updated_since),
+        ...(start === undefined ? {} : { startsFrom: start }),
+        ...(end === undefined ? {} : { startsBefore: end }),
       }
-      // A shift belongs to the company-calendar day on which it starts (spec 4.3).
-      const { start, end } = await companyDayWindow(query.date_from, query.date_to, context)
-      if (start !== undefined) filter.startsFrom = start
-      if (end !== undefined) filter.startsBefore = end
-      return filter
     },
   },
   events: { actions: EVENT_ACTIONS, position: 3 },

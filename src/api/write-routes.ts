@@ -3,8 +3,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../ports/clock.js'
 import type { WriteStorage, WriteTransaction } from '../ports/write-storage.js'
 import { ItemEnvelope } from './pagination.js'
-import { companyOf, type RouteSpec, type WriteContext } from './route-spec.js'
+import { companyOf, type EventRenderer, type RouteSpec, type WriteContext } from './route-spec.js'
 import { IdParams, NoQuery } from './wire.js'
+
+/**
+ * The write a domain function runs in: its transaction, the company, the instant the change is
+ * stamped with, and how its events are rendered (the plugin's resource catalogue).
+ */
+export interface WriteScope {
+  tx: WriteTransaction
+  companyId: number
+  now: Date
+  events: EventRenderer
+}
+
+/** Records the event `type` of `record` (as stored after the change; before it, for a deletion) in the write's transaction. */
+export async function recordChange(scope: WriteScope, type: string, record: unknown): Promise<void> {
+  await scope.tx.recordEvent(scope.events.renderEvent({ type, companyId: scope.companyId, record }, scope.now))
+}
 
 /** What a write produces: the response body, and work to do once it is committed. */
 export interface WriteOutcome {
@@ -68,7 +84,7 @@ export interface WriteRouteDeclaration extends Pick<RouteSpec, 'method' | 'url' 
   /** The resource's wire schema; the response is `{ data: item }`. */
   item: TSchema
   /** The domain work, inside the write's transaction. */
-  run(request: FastifyRequest, companyId: number, tx: WriteTransaction, now: Date): Promise<WriteOutcome>
+  run(request: FastifyRequest, scope: WriteScope): Promise<WriteOutcome>
 }
 
 /**
@@ -88,7 +104,7 @@ export function writeRoute(context: WriteContext, declaration: WriteRouteDeclara
     bodyLimit: MAX_BODY_BYTES,
     async handler(request, reply) {
       const companyId = companyOf(request)
-      return commitWrite(request, reply, context.writes, context.clock, status, (tx, now) => run(request, companyId, tx, now))
+      return commitWrite(request, reply, context.writes, context.clock, status, (tx, now) => run(request, { tx, companyId, now, events: context.events }))
     },
   }
 }

@@ -43,7 +43,7 @@ export class InvitationManager {
    * @throws InvitationError `not_found`, `already_member`, `invalid_input`, `unavailable`
    */
   accept(ref: InvitationRef): Promise<UserRecord> {
-    return this.#transaction(ref, (tx, { companyId, userId }, now) => acceptInvitation(tx, companyId, userId, now, this.events))
+    return this.#transaction(ref, (tx, { companyId, userId }, now) => acceptInvitation({ tx, companyId, now, events: this.events }, userId))
   }
 
   /**
@@ -55,7 +55,7 @@ export class InvitationManager {
    * @throws InvitationError `not_found`, `not_pending` (an accepted membership is not an invitation), `invalid_input`, `unavailable`
    */
   decline(ref: InvitationRef): Promise<void> {
-    return this.#transaction(ref, (tx, { companyId, userId }, now) => declineInvitation(tx, companyId, userId, now, this.events))
+    return this.#transaction(ref, (tx, { companyId, userId }, now) => declineInvitation({ tx, companyId, now, events: this.events }, userId))
   }
 
   #transaction<T>(ref: InvitationRef, work: (tx: WriteTransaction, ref: InvitationRef, now: Date) => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { TODO_STATUSES, type TodoRecord } from '../../ports/records.js'
 import type { TodoFilter } from '../../ports/storage.js'
-import { checkDayRange, companyDayWindow, UPDATED_SINCE, updatedSince } from '../filters.js'
+import { companyDayWindow, UPDATED_SINCE, updatedSince } from '../filters.js'
 import type { ListDeclaration } from '../resource.js'
 import { Day, Id, StringEnum } from '../wire.js'
 
@@ -20,7 +20,6 @@ export const todosList: ListDeclaration<TodoRecord, TodoFilter, typeof filters> 
   filters,
   reader: (storage) => storage.todos,
   async toFilter(query, context) {
-    checkDayRange('due_from', query.due_from, 'due_to', query.due_to)
     const filter: TodoFilter = {
       status: query.status,
       assignedTo: query.assigned_to,
@@ -30,7 +29,7 @@ export const todosList: ListDeclaration<TodoRecord, TodoFilter, typeof filters> 
     }
     // An all-day due date is the day as entered; a timed one counts on the company's
     // calendar day (spec 4.3.4: 00:30 local on the 20th is due on the 20th).
-    const { start, end } = await companyDayWindow(query.due_from, query.due_to, context)
+    const { start, end } = await companyDayWindow(context, 'due_from', query.due_from, 'due_to', query.due_to)
     if (query.due_from !== undefined && start !== undefined) filter.dueFrom = { day: query.due_from, instant: start }
     if (query.due_to !== undefined && end !== undefined) filter.dueTo = { day: query.due_to, instant: end }
     return filter

@@ -3,9 +3,9 @@ import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors.j
 import type { TodoRecord, TodoStatus } from '../../ports/records.js'
 import type { TodoFields, WriteTransaction } from '../../ports/write-storage.js'
 import { isCalendarDay, parseInstant } from '../../time/calendar.js'
-import type { EventRenderer, RouteSpec, WriteContext } from '../route-spec.js'
+import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
-import { writeRoute } from '../write-routes.js'
+import { recordChange, writeRoute, type WriteScope } from '../write-routes.js'
 import { CreateTodoBody, PatchTodoBody, renderTodo, Todo } from './schema.js'
 
 /**
@@ -55,13 +55,8 @@ async function checkReferences(
 }
 
 /** Creates a to-do in one of the company's lists, assigned to a member and/or offered to a role. */
-export async function createTodo(
-  tx: WriteTransaction,
-  companyId: number,
-  input: Static<typeof CreateTodoBody>,
-  now: Date,
-  events: EventRenderer,
-): Promise<TodoRecord> {
+export async function createTodo(scope: WriteScope, input: Static<typeof CreateTodoBody>): Promise<TodoRecord> {
+  const { tx, companyId, now } = scope
   const details: ErrorDetail[] = []
   if (input.assigned_to === undefined && input.assignee_group_id === undefined) {
     details.push({ field: 'assigned_to', message: 'assigned_to or assignee_group_id is required' })
@@ -84,7 +79,7 @@ export async function createTodo(
     },
     now,
   )
-  await tx.recordEvent(events.renderEvent({ type: 'todos.created', companyId, record: todo }, now))
+  await recordChange(scope, 'todos.created', todo)
   return todo
 }
 
@@ -93,14 +88,8 @@ export async function createTodo(
  * `updated_at`, no event. Changing `due_is_all_day` while a due date is kept needs a new
  * `due_date` (a day cannot be turned into an instant, or back, without one).
  */
-export async function updateTodo(
-  tx: WriteTransaction,
-  companyId: number,
-  id: number,
-  patch: Static<typeof PatchTodoBody>,
-  now: Date,
-  events: EventRenderer,
-): Promise<TodoRecord> {
+export async function updateTodo(scope: WriteScope, id: number, patch: Static<typeof PatchTodoBody>): Promise<TodoRecord> {
+  const { tx, companyId, now } = scope
   const current = await tx.getTodoForUpdate(companyId, id)
   if (current === null) throw new NotFoundError('Resource not found')
   const details: ErrorDetail[] = []
@@ -127,7 +116,7 @@ export async function updateTodo(
   const effective = Object.entries(changes).filter(([key, value]) => !sameValue(current[key as keyof TodoFields], value))
   if (effective.length === 0) return current
   const updated = await tx.updateTodo(companyId, id, Object.fromEntries(effective), now)
-  await tx.recordEvent(events.renderEvent({ type: 'todos.updated', companyId, record: updated }, now))
+  await recordChange(scope, 'todos.updated', updated)
   return updated
 }
 
@@ -149,8 +138,8 @@ export function todoWriteRoutes(context: WriteContext): RouteSpec[] {
       body: CreateTodoBody,
       status: 201,
       item: Todo,
-      async run(request, companyId, tx, now) {
-        const todo = await createTodo(tx, companyId, request.body as Static<typeof CreateTodoBody>, now, context.events)
+      async run(request, scope) {
+        const todo = await createTodo(scope, request.body as Static<typeof CreateTodoBody>)
         return { body: { data: renderTodo(todo) }, headers: { location: context.locationOf(`/v1/todos/${todo.id}`) } }
       },
     }),
@@ -165,9 +154,9 @@ export function todoWriteRoutes(context: WriteContext): RouteSpec[] {
       body: PatchTodoBody,
       status: 200,
       item: Todo,
-      async run(request, companyId, tx, now) {
+      async run(request, scope) {
         const { id } = request.params as Static<typeof IdParams>
-        return { body: { data: renderTodo(await updateTodo(tx, companyId, id, request.body as Static<typeof PatchTodoBody>, now, context.events)) } }
+        return { body: { data: renderTodo(await updateTodo(scope, id, request.body as Static<typeof PatchTodoBody>)) } }
       },
     }),
   ]

@@ -1,7 +1,7 @@
 import { WorkforceRefusal } from '../../errors.js'
 import type { UserRecord } from '../../ports/records.js'
-import { WriteConflict, type WriteTransaction } from '../../ports/write-storage.js'
-import type { EventRenderer } from '../route-spec.js'
+import { WriteConflict } from '../../ports/write-storage.js'
+import { recordChange, type WriteScope } from '../write-routes.js'
 
 // The user's side of an invitation, inside the host's transaction: what accepting and declining
 // change and which `users.*` event each records. `app.workforceApi.invitations`
@@ -31,7 +31,8 @@ export class InvitationError extends WorkforceRefusal<'not_found' | 'not_pending
  * new person is created; the membership is linked to them and turns accepted, keeping its id,
  * with a `users.updated` event. An accepted membership is returned unchanged.
  */
-export async function acceptInvitation(tx: WriteTransaction, companyId: number, userId: number, now: Date, events: EventRenderer): Promise<UserRecord> {
+export async function acceptInvitation(scope: WriteScope, userId: number): Promise<UserRecord> {
+  const { tx, companyId, now } = scope
   const user = await tx.getUser(companyId, userId)
   if (user === null) throw notFound(companyId, userId)
   if (user.invitation_status === 'accepted') return user
@@ -47,7 +48,7 @@ export async function acceptInvitation(tx: WriteTransaction, companyId: number, 
     throw error
   })
   const member = (await tx.getUser(companyId, userId)) as UserRecord
-  if (accepted) await tx.recordEvent(events.renderEvent({ type: 'users.updated', companyId, record: member }, now))
+  if (accepted) await recordChange(scope, 'users.updated', member)
   return member
 }
 
@@ -56,14 +57,15 @@ export async function acceptInvitation(tx: WriteTransaction, companyId: number, 
  * the company sent are deleted, with a `users.deleted` event carrying the company's last sight
  * of the user (what it sent, still pending).
  */
-export async function declineInvitation(tx: WriteTransaction, companyId: number, userId: number, now: Date, events: EventRenderer): Promise<void> {
+export async function declineInvitation(scope: WriteScope, userId: number): Promise<void> {
+  const { tx, companyId } = scope
   const user = await tx.getUser(companyId, userId)
   if (user === null) throw notFound(companyId, userId)
   if (user.invitation_status === 'accepted') {
     throw new InvitationError(`User ${userId} is an accepted member of company ${companyId}: there is no invitation to decline`, 'not_pending')
   }
   if (await tx.removePendingMembership(companyId, userId)) {
-    await tx.recordEvent(events.renderEvent({ type: 'users.deleted', companyId, record: user }, now))
+    await recordChange(scope, 'users.deleted', user)
   }
 }
 

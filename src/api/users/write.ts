@@ -1,10 +1,10 @@
 import type { Static } from '@sinclair/typebox'
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js'
 import type { UserRecord } from '../../ports/records.js'
-import { WriteConflict, type WriteTransaction } from '../../ports/write-storage.js'
-import type { EventRenderer, RouteSpec, WriteContext } from '../route-spec.js'
+import { WriteConflict } from '../../ports/write-storage.js'
+import type { RouteSpec, WriteContext } from '../route-spec.js'
 import type { IdParams } from '../wire.js'
-import { writeRoute } from '../write-routes.js'
+import { recordChange, writeRoute, type WriteScope } from '../write-routes.js'
 import { CreateUserBody, renderUser, User } from './schema.js'
 
 const ALREADY_MEMBER = 'A user with this email is already a member of this company'
@@ -17,13 +17,8 @@ const ALREADY_MEMBER = 'A user with this email is already a member of this compa
  * companies' people, so the answer, its shape and the work done are the same whether or not
  * the email has a login elsewhere (docs/decisions.md, "Every addition is an invitation").
  */
-export async function provisionUser(
-  tx: WriteTransaction,
-  companyId: number,
-  input: Static<typeof CreateUserBody>,
-  now: Date,
-  events: EventRenderer,
-): Promise<UserRecord> {
+export async function provisionUser(scope: WriteScope, input: Static<typeof CreateUserBody>): Promise<UserRecord> {
+  const { tx, companyId, now } = scope
   const roleIds = input.role_ids ?? []
   const found = new Set(await tx.existingRoleIds(companyId, roleIds))
   const foreign = roleIds.filter((id) => !found.has(id))
@@ -34,7 +29,7 @@ export async function provisionUser(
   const sent = { email: input.email, first_name: input.first_name, last_name: input.last_name }
   const userId = await tx.addPendingMembership(companyId, roleIds, sent, now)
   const user = (await tx.getUser(companyId, userId)) as UserRecord
-  await tx.recordEvent(events.renderEvent({ type: 'users.created', companyId, record: user }, now))
+  await recordChange(scope, 'users.created', user)
   return user
 }
 
@@ -43,14 +38,8 @@ export async function provisionUser(
  * whose invitation is still pending, or whose person has accepted another company's, is a 409
  * and nothing changes. Pending memberships elsewhere do not count. Repeating is a no-op.
  */
-export async function setUserLogin(
-  tx: WriteTransaction,
-  companyId: number,
-  userId: number,
-  active: boolean,
-  now: Date,
-  events: EventRenderer,
-): Promise<UserRecord> {
+export async function setUserLogin(scope: WriteScope, userId: number, active: boolean): Promise<UserRecord> {
+  const { tx, companyId, now } = scope
   const user = await tx.getUser(companyId, userId)
   if (user === null) throw new NotFoundError('Resource not found')
   if (user.invitation_status === 'pending') {
@@ -62,7 +51,7 @@ export async function setUserLogin(
   if (user.active === active) return user
   await tx.setUserActive(companyId, userId, active, now)
   const changed = (await tx.getUser(companyId, userId)) as UserRecord
-  await tx.recordEvent(events.renderEvent({ type: 'users.updated', companyId, record: changed }, now))
+  await recordChange(scope, 'users.updated', changed)
   return changed
 }
 
@@ -79,9 +68,10 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
     body: CreateUserBody,
     status: 201,
     item: User,
-    async run(request, companyId, tx, now) {
+    async run(request, scope) {
+      const { companyId } = scope
       const input = request.body as Static<typeof CreateUserBody>
-      const user = await provisionUser(tx, companyId, input, now, context.events).catch(conflictOnDuplicate)
+      const user = await provisionUser(scope, input).catch(conflictOnDuplicate)
       // Every user is pending until accepted, and only its invitation can be accepted: always sent.
       return {
         body: { data: renderUser(user) },
@@ -109,9 +99,9 @@ export function userWriteRoutes(context: WriteContext): RouteSpec[] {
       byId: true,
       status: 200,
       item: User,
-      async run(request, companyId, tx, now) {
+      async run(request, scope) {
         const { id } = request.params as Static<typeof IdParams>
-        return { body: { data: renderUser(await setUserLogin(tx, companyId, id, active, now, context.events)) } }
+        return { body: { data: renderUser(await setUserLogin(scope, id, active)) } }
       },
     })
   return [provision, login('activate', true), login('deactivate', false)]
