@@ -99,7 +99,7 @@ export class ResourceCatalogue {
     this.#eventTypes = new Set(this.eventTypes)
   }
 
-  /** How messages name a declaration: `storage.users` style for ours, `resources[0] (teams)` for a host's. */
+  /** How messages name a declaration: `resource users` for ours, `resources[0] (teams)` for a host's. */
   whereOf(declaration: AnyResourceDeclaration): string {
     if (!this.#hosts.has(declaration)) return `resource ${declaration.name}`
     return `resources[${[...this.#hosts].indexOf(declaration)}] (${declaration.name})`
