@@ -329,7 +329,8 @@ describe('SqliteReadPool failures', () => {
   })
 
   it('a company runs one read at a time, so another company takes the free worker', async () => {
-    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2 })
+    // About ordering, not timeouts: on a loaded machine the slow read once ran past the 5 s default.
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2, timeoutMs: 60_000 })
     const settled: string[] = []
     const slow = pool.all(SLOW_SQL, [], 1).then(() => settled.push('company 1, slow'))
     const second = pool.all('select x from t', [], 1).then(() => settled.push('company 1, second'))
@@ -342,7 +343,7 @@ describe('SqliteReadPool failures', () => {
   })
 
   it('starts no worker for a read its company\'s limit holds back', async () => {
-    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2 })
+    pool = new SqliteReadPool({ filename: await tableFile('wal'), size: 2, timeoutMs: 60_000 })
     const reads = [pool.all(SLOW_SQL, [], 1), pool.all('select x from t', [], 1)]
     await vi.waitFor(() => expect(pool?.running).toBe(1))
     expect(pool.threads).toBe(1)
