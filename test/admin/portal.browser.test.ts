@@ -144,17 +144,23 @@ describeBrowser('the integrations portal in a real browser', () => {
 
   describe("a host's own resource", () => {
     it('is offered in the key form (its scope, described by its routes) and in the endpoint form (its events)', async () => {
-      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
-      await byTestId('tab-keys').click()
-      await byTestId('create-key').click()
-      expect(await page.locator('label.check', { has: byTestId('scope-teams:read') }).locator('.hint').textContent()).toBe('List teams, get one team')
-      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
-      await byTestId('tab-webhooks').click()
-      await byTestId('create-endpoint').click()
-      for (const type of ['teams.created', 'teams.updated', 'teams.deleted']) expect(await byTestId(`event-${type}`).count()).toBe(1)
-      await shoot('00-host-resource')
-      // The next tests start from a fresh page, as a user opening the portal would.
-      await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+      try {
+        await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+        await byTestId('tab-keys').click()
+        await byTestId('create-key').click()
+        expect(await page.locator('label.check', { has: byTestId('scope-teams:read') }).locator('.hint').textContent()).toBe('List teams, get one team')
+        await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+        await byTestId('tab-webhooks').click()
+        await byTestId('create-endpoint').click()
+        // The picker renders once the event types have loaded.
+        for (const type of ['teams.created', 'teams.updated', 'teams.deleted']) {
+          await expect.poll(() => byTestId(`event-${type}`).count(), { timeout: 10_000 }).toBe(1)
+        }
+        await shoot('00-host-resource')
+      } finally {
+        // The next tests start from a fresh page, as a user opening the portal would.
+        await page.goto(`${base}${ADMIN}/portal/`, { waitUntil: 'load' })
+      }
     })
   })
 
