@@ -7,7 +7,3 @@ export const SCOPE_MODULES = Object.fromEntries(CONTRACT.scopes.map((scope) => [
 
 /** Every scope of the contract, in catalogue order. */
 export const ALL_SCOPES = CONTRACT.scopes as readonly Scope[]
-
-export function isScope(value: string): value is Scope {
-  return CONTRACT.isScope(value)
-}

@@ -114,10 +114,6 @@ export class ResourceCatalogue {
     return this.#byName.get(name)
   }
 
-  isScope(value: string): boolean {
-    return this.#moduleOfScope.has(value)
-  }
-
   /** The platform module of `scope`; throws for a scope not in the catalogue. */
   moduleOf(scope: string): string {
     const module = this.#moduleOfScope.get(scope)

@@ -43,10 +43,6 @@ export interface EventInput<T extends EventType = EventType> {
 /** The contract's event types (spec 6), in catalogue order: created, updated and deleted for seven resources, and `company.updated`. */
 export const EVENT_TYPES = CONTRACT.eventTypes as readonly EventType[]
 
-export function isEventType(value: string): value is EventType {
-  return CONTRACT.isEventType(value)
-}
-
 /** Every route of the contract for `context` (write routes only when writes are configured). */
 export function apiRoutes(context: ApiContext): RouteSpec[] {
   return CONTRACT.routes(context)
