@@ -61,31 +61,57 @@ export class ListPages {
     filter: F,
     window: PageWindow,
   ): Promise<ListResult<T>> {
-    const text = filterKey(filter)
-    const key = `${companyId}\u0000${resource}\u0000${text}`
-    const filtered = text !== '{}'
-    const memory = this.#memory.get(key) ?? { walkRank: -1, marks: [] }
+    const { key, memory, filtered } = this.#memoryOf(resource, companyId, filter)
     if (memory.total === undefined && window.offset > 0) {
       // A jump into a list this process knows nothing of: its total first, so the page can be
       // found from whichever end is nearer (at most half the rows to skip, not all of them).
       await this.#total(seek, companyId, filter, memory, undefined)
     }
+    const result = await this.#counted(seek, companyId, filter, memory, () => this.#page(seek, companyId, filter, window, memory, filtered))
+    // Set again: the size counts the boundaries this page added.
+    this.#memory.set(key, memory)
+    return result
+  }
 
-    let page = await this.#page(seek, companyId, filter, window, memory, filtered)
+  /**
+   * The first `limit` rows with an id above `after` (keyset paging: `after` need not be a row's
+   * id), and the list's exact total, remembered with the pages' own. One seek: no offset is
+   * known, so no boundary is remembered or used.
+   */
+  async after<T extends { id: number }, F>(resource: string, seek: SeekableReader<T, F>, companyId: number, filter: F, after: number, limit: number): Promise<ListResult<T>> {
+    const { key, memory } = this.#memoryOf(resource, companyId, filter)
+    const result = await this.#counted(seek, companyId, filter, memory, () => seek.page(companyId, filter, { after, skip: 0, limit }))
+    this.#memory.set(key, memory)
+    return result
+  }
+
+  #memoryOf<F>(resource: string, companyId: number, filter: F): { key: string; memory: ListMemory; filtered: boolean } {
+    const text = filterKey(filter)
+    const key = `${companyId}\u0000${resource}\u0000${text}`
+    return { key, memory: this.#memory.get(key) ?? { walkRank: -1, marks: [] }, filtered: text !== '{}' }
+  }
+
+  /** `read`'s rows with the total of the same version: when a change landed between the two, both are read again. */
+  async #counted<T, F>(
+    seek: SeekableReader<T, F>,
+    companyId: number,
+    filter: F,
+    memory: ListMemory,
+    read: () => Promise<{ rows: T[]; version: ListVersion | null }>,
+  ): Promise<ListResult<T>> {
+    let page = await read()
     let total: number
     if (page.version === null) {
-      // No row at this offset: a past-the-end page (or an empty list), found without a boundary.
+      // No row matched: a past-the-end page (or an empty list), found without a boundary.
       total = await this.#total(seek, companyId, filter, memory, await seek.version(companyId))
     } else {
       total = await this.#total(seek, companyId, filter, memory, page.version)
       if (memory.total?.version !== countKey(page.version)) {
         // A change landed between the page and the count: answer both from one later moment.
-        page = await this.#page(seek, companyId, filter, window, memory, filtered)
+        page = await read()
         if (page.version !== null) total = await this.#total(seek, companyId, filter, memory, page.version)
       }
     }
-    // Set again: the size counts the boundaries this page added.
-    this.#memory.set(key, memory)
     return { rows: page.rows, total }
   }
 

@@ -1,11 +1,12 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
-import { NotFoundError } from '../errors.js'
+import { NotFoundError, ValidationError } from '../errors.js'
 import { getOperationId, listOperationId } from './operation-ids.js'
 import type { ListDeclaration, ResourceDeclaration } from './resource.js'
 import { TooManyListReads, type CompanyReadLimiter } from './company-read-limiter.js'
 import { filterContext } from './filters.js'
-import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
+import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, keysetPaginated, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
+import { rowsAfterByList } from './keyset-fallback.js'
 import { ListPages } from './list-pages.js'
 import { companyOf, type ApiContext, type RouteSpec } from './route-spec.js'
 import { IdParams, NoQuery } from './wire.js'
@@ -13,6 +14,7 @@ import { IdParams, NoQuery } from './wire.js'
 interface PageParams {
   page?: number
   per_page?: number
+  starting_after?: number
 }
 
 /** The list and by-id routes of `resource`, read through `list`. */
@@ -38,13 +40,27 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
       scope,
       schema: { querystring, response: { 200: ListEnvelope(resource.item) } },
       async handler(request, reply) {
-        const { page = DEFAULT_PAGE, per_page: perPage = DEFAULT_PER_PAGE, ...query } = request.query as PageParams
+        const { page, per_page: perPage = DEFAULT_PER_PAGE, starting_after: startingAfter, ...query } = request.query as PageParams
+        if (page !== undefined && startingAfter !== undefined) {
+          // Two answers to "where does this page start": refused rather than one silently ignored.
+          throw new ValidationError([{ field: 'starting_after', message: 'cannot be combined with page' }])
+        }
         const companyId = companyOf(request)
         const filter = await list.toFilter(query as unknown as Static<TObject<P>>, filterContext(storage, companyId))
-        const window = pageWindow(page, perPage)
-        const read = () => (seek === undefined ? reader.list(companyId, filter, window) : pages.list(name, seek, companyId, filter, window))
-        const result = reads === undefined ? await read() : await limited(reads, companyId, read, reply)
-        return paginated(result, page, perPage, resource.render)
+        const run = <T>(read: () => Promise<T>) => (reads === undefined ? read() : limited(reads, companyId, read, reply))
+        if (startingAfter !== undefined) {
+          // One row more than the page: whether another follows (`has_more`).
+          const limit = perPage + 1
+          const result = await run(() =>
+            seek === undefined
+              ? rowsAfterByList(reader, companyId, filter, startingAfter, limit)
+              : pages.after(name, seek, companyId, filter, startingAfter, limit),
+          )
+          return keysetPaginated(result, startingAfter, perPage, resource.render)
+        }
+        const window = pageWindow(page ?? DEFAULT_PAGE, perPage)
+        const result = await run(() => (seek === undefined ? reader.list(companyId, filter, window) : pages.list(name, seek, companyId, filter, window)))
+        return paginated(result, page ?? DEFAULT_PAGE, perPage, resource.render)
       },
     },
     {

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
@@ -65,6 +66,11 @@ describe("a host's resource declaration, checked at registration", () => {
   it('a reader without get() is refused on list.reader', async () => {
     const listOnly = { list: reader.list }
     await expectRefused([{ ...teams, list: { ...teams.list, reader: () => listOnly } }], 'resources[0] (teams).list.reader', /list\(\) and get\(\)/)
+  })
+
+  it.each(['page', 'per_page', 'starting_after'])('a filter named %s, a parameter of every list, is refused on list.filters', async (name) => {
+    const filters = { ...teams.list!.filters, [name]: Type.Optional(Type.Integer()) }
+    await expectRefused([{ ...teams, list: { ...teams.list, filters } }], `resources[0] (teams).list.filters.${name}`, /is a parameter of every list/)
   })
 
   it('the second of two declarations is named by its index', async () => {
