@@ -2,9 +2,11 @@ import type { TSchema } from '@sinclair/typebox'
 import fastJsonStringify from 'fast-json-stringify'
 import { OPTION_ERROR_CODES, WorkforceOptionError } from '../errors.js'
 import { newEventId } from '../events/event-id.js'
+import { changedFields } from '../events/previous-attributes.js'
 import { ALL_EVENTS, EventSubscriptionError } from '../events/event-types.js'
 import type { ChangeEvent } from '../ports/write-storage.js'
 import type { Storage } from '../ports/storage.js'
+import { PageQuery } from './pagination.js'
 import { getOperationId, listOperationId } from './operation-ids.js'
 import { readRoutes } from './read-routes.js'
 import { EVENT_ACTIONS, type AnyResourceDeclaration, type OperationDocs } from './resource.js'
@@ -35,6 +37,18 @@ export interface AnyEventInput {
   type: string
   companyId: number
   record: unknown
+  /**
+   * For an `*.updated` event only: the same record as stored before the change. The payload
+   * then carries `previous_attributes`, the fields whose rendering changed with their values
+   * before. Left out (or `null`), the payload has no `previous_attributes`.
+   */
+  previous?: unknown
+}
+
+/** A resource's top-level field names, in schema order, and the serializer of a subset of them. */
+interface ChangeSerializer {
+  fields: readonly string[]
+  serialize: (value: unknown) => string
 }
 
 /** The names a declaration may use: lower case, digits and `_`, starting with a letter. */
@@ -42,8 +56,8 @@ const NAME = /^[a-z][a-z0-9_]{0,39}$/
 const COMPONENT = /^[A-Z][A-Za-z0-9]{0,63}$/
 /** Component names the document uses for itself. */
 const RESERVED_COMPONENTS = new Set(['ErrorEnvelope', 'Pagination'])
-/** Query parameters every list has. */
-const PAGE_PARAMETERS = new Set(['page', 'per_page'])
+/** Query parameters every list has (`page`, `per_page`, `starting_after`): a host filter may not take their names. */
+const PAGE_PARAMETERS = new Set(Object.keys(PageQuery))
 
 /**
  * The resources one plugin instance serves — the contract's nine and any a host declared — and
@@ -65,6 +79,7 @@ export class ResourceCatalogue {
   readonly #eventTypes: ReadonlySet<string>
   readonly #hosts: ReadonlySet<AnyResourceDeclaration>
   readonly #serializers = new Map<string, (value: unknown) => string>()
+  readonly #changeSerializers = new Map<string, ChangeSerializer>()
 
   /**
    * @param contract the package's own declarations, trusted
@@ -193,10 +208,13 @@ export class ResourceCatalogue {
   /**
    * Renders an event inside the transaction of its change: the payload
    * `{"id","type","created_at","company_id","data"}`, with `data` serialized from `record` by
-   * the resource's GET schema — the same bytes as its GET (spec 6.4).
+   * the resource's GET schema — the same bytes as its GET (spec 6.4). Given `previous` (an
+   * `*.updated` event only), the payload also ends with `"previous_attributes":{…}`: each
+   * top-level field whose rendering differs, with its value before, in the same bytes as GET
+   * would have shown (docs/decisions.md, "What changed: previous_attributes").
    */
   renderEvent(input: AnyEventInput, now: Date): ChangeEvent {
-    const { type, companyId, record } = input
+    const { type, companyId, record, previous } = input
     if (typeof type !== 'string' || !this.isEventType(type)) throw new EventInputError(`unknown event type ${JSON.stringify(type)}`)
     if (!Number.isSafeInteger(companyId) || companyId < 1) throw new EventInputError('companyId must be a positive integer')
     const declaration = this.#byName.get(type.slice(0, type.lastIndexOf('.'))) as AnyResourceDeclaration
@@ -204,14 +222,26 @@ export class ResourceCatalogue {
     if (!Number.isSafeInteger(rendered.id)) throw new EventInputError(`the ${declaration.name} record of a ${type} event needs its id`)
     const id = newEventId()
     const data = this.#serializerOf(declaration)(rendered)
+    const changes = previous === undefined || previous === null ? '' : `,"previous_attributes":${this.#previousAttributes(declaration, type, rendered, previous)}`
     return {
       id,
       company_id: companyId,
       type,
       resource_id: rendered.id,
       occurred_at: now,
-      payload: `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"created_at":${JSON.stringify(timestamp(now))},"company_id":${companyId},"data":${data}}`,
+      payload: `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"created_at":${JSON.stringify(timestamp(now))},"company_id":${companyId},"data":${data}${changes}}`,
     }
+  }
+
+  /** The serialized `previous_attributes` of an `*.updated` event: `{}` when no rendered field differs. */
+  #previousAttributes(declaration: AnyResourceDeclaration, type: string, rendered: { id: number }, previous: unknown): string {
+    // Only an update has a before and an after of the same record; a creation or deletion given
+    // one is a producer's mistake, refused rather than silently dropped.
+    if (!type.endsWith('.updated')) throw new EventInputError(`previous is for *.updated events only, not ${type}`)
+    const before = declaration.render(previous) as { id: number }
+    if (before.id !== rendered.id) throw new EventInputError(`the previous record of a ${type} event must be the same ${declaration.singular} (id ${rendered.id}), not id ${JSON.stringify(before.id)}`)
+    const { fields, serialize } = this.#changeSerializerOf(declaration)
+    return serialize(changedFields(fields, before as unknown as Record<string, unknown>, rendered as unknown as Record<string, unknown>))
   }
 
   /** The schema compiler Fastify uses for response bodies: the same bytes as GET. */
@@ -224,6 +254,21 @@ export class ResourceCatalogue {
       this.#serializers.set(declaration.name, serialize)
     }
     return serialize
+  }
+
+  /**
+   * The resource's top-level fields and a serializer for any subset of them: its GET schema with
+   * nothing required, so each value present is written exactly as GET writes it and the others
+   * are left out, in schema order.
+   */
+  #changeSerializerOf(declaration: AnyResourceDeclaration): ChangeSerializer {
+    let found = this.#changeSerializers.get(declaration.name)
+    if (found === undefined) {
+      const { required: _required, ...partial } = structuredClone(declaration.item) as TSchema & { properties: Record<string, unknown> }
+      found = { fields: Object.keys(partial.properties), serialize: fastJsonStringify(partial as TSchema) as (value: unknown) => string }
+      this.#changeSerializers.set(declaration.name, found)
+    }
+    return found
   }
 
   /** The operation prose of `operationId`, from the declaration that owns it. */

@@ -38,6 +38,11 @@ export interface EventInput<T extends EventType = EventType> {
   type: T
   companyId: number
   record: EventRecord<T>
+  /**
+   * For an `*.updated` event: the resource as stored before the change. The payload then
+   * carries `previous_attributes`, the fields that changed with their values before.
+   */
+  previous?: EventRecord<T>
 }
 
 /** The contract's event types (spec 6), in catalogue order: created, updated and deleted for seven resources, and `company.updated`. */

@@ -17,9 +17,13 @@ export interface WriteScope {
   events: EventRenderer
 }
 
-/** Records the event `type` of `record` (as stored after the change; before it, for a deletion) in the write's transaction. */
-export async function recordChange(scope: WriteScope, type: string, record: unknown): Promise<void> {
-  await scope.tx.recordEvent(scope.events.renderEvent({ type, companyId: scope.companyId, record }, scope.now))
+/**
+ * Records the event `type` of `record` (as stored after the change; before it, for a deletion)
+ * in the write's transaction. An update passes `previous`, the record as it was read before the
+ * change, so the event says what changed (`previous_attributes`).
+ */
+export async function recordChange(scope: WriteScope, type: string, record: unknown, previous?: unknown): Promise<void> {
+  await scope.tx.recordEvent(scope.events.renderEvent({ type, companyId: scope.companyId, record, previous }, scope.now))
 }
 
 /** What a write produces: the response body, and work to do once it is committed. */

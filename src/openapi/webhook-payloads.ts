@@ -23,8 +23,24 @@ export const SIGNATURE_HEADERS = [
   { name: 'X-Service-Signature', description: 'The same value as `webhook-signature`.', schema: { type: 'string' } },
 ].map((header) => ({ ...header, in: 'header', required: true }))
 
-/** `{ id, type, created_at, company_id, data }` with `data` referencing the resource's schema. */
-export function eventPayloadSchema(type: string, resourceSchemaRef: string): TSchema {
+/**
+ * `{ id, type, created_at, company_id, data }` with `data` referencing the resource's schema, and
+ * for an `*.updated` event the optional `previous_attributes`: any of the resource's top-level
+ * `fields`, each referencing that field's schema in the resource's (the same rendering as `data`).
+ */
+export function eventPayloadSchema(type: string, resourceSchemaRef: string, fields: readonly string[] = []): TSchema {
+  const previous: Record<string, TSchema> = type.endsWith('.updated')
+    ? {
+        previous_attributes: Type.Optional(
+          // `id` never changes: an update's before and after are the same record.
+          Type.Object(Object.fromEntries(fields.filter((field) => field !== 'id').map((field) => [field, Type.Optional(Type.Unsafe({ $ref: `${resourceSchemaRef}/properties/${field}` }))])), {
+            additionalProperties: false,
+            description:
+              'What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change.',
+          }),
+        ),
+      }
+    : {}
   return Type.Object(
     {
       id: Type.String({ pattern: '^evt_[a-z2-7]{24}$', description: 'The event id; equals the `webhook-id` header.' }),
@@ -35,6 +51,7 @@ export function eventPayloadSchema(type: string, resourceSchemaRef: string): TSc
         $ref: resourceSchemaRef,
         description: type.endsWith('.deleted') ? 'The resource as GET returned it just before the deletion.' : 'The resource exactly as GET returns it after the change.',
       }),
+      ...previous,
     },
     { additionalProperties: false },
   )
@@ -46,6 +63,8 @@ const VERB: Record<string, string> = { created: 'was created', updated: 'changed
 export interface EventResource {
   schemaRef: string
   singular: string
+  /** The top-level fields of its schema, in order: what an update's `previous_attributes` may list. */
+  fields: readonly string[]
 }
 
 /** The document's `webhooks`: one entry per event type, in catalogue order. */
@@ -54,7 +73,7 @@ export function webhooksSection(eventTypes: readonly string[], resourceOf: (reso
   for (const type of eventTypes) {
     const resource = type.slice(0, type.lastIndexOf('.'))
     const action = type.slice(type.lastIndexOf('.') + 1)
-    const { schemaRef, singular } = resourceOf(resource)
+    const { schemaRef, singular, fields } = resourceOf(resource)
     section[type] = {
       post: {
         operationId: `event_${type.replace('.', '_')}`,
@@ -64,7 +83,7 @@ export function webhooksSection(eventTypes: readonly string[], resourceOf: (reso
         parameters: SIGNATURE_HEADERS.map(({ name }) => ({ $ref: `#/components/parameters/${name}` })),
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: eventPayloadSchema(type, schemaRef) } },
+          content: { 'application/json': { schema: eventPayloadSchema(type, schemaRef, fields) } },
         },
         responses: {
           '2XX': { description: 'Received. Any 2xx status counts; the body is ignored.' },

@@ -20,8 +20,10 @@ export class EventPublishError extends WorkforceRefusal<'unavailable' | 'invalid
  *
  * @example
  * await db.transaction().execute(async (trx) => {
+ *   const before = await loadShift(trx, shiftId)
  *   const shift = await moveShift(trx, shiftId, newStart)
- *   await app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId, record: shift })
+ *   // `previous` is optional: with it, the payload lists what changed (`previous_attributes`).
+ *   await app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId, record: shift, previous: before })
  * })
  */
 export class EventPublisher {
@@ -34,7 +36,8 @@ export class EventPublisher {
 
   /**
    * Renders each event's `data` from `record` exactly as the resource's GET does (for a
-   * `*.deleted` event, pass the record as it was before the deletion) and records the events in
+   * `*.deleted` event, pass the record as it was before the deletion; for an `*.updated` event,
+   * pass the record before the change as `previous` to add `previous_attributes`) and records the events in
    * `transaction`: a Kysely transaction for the SQL adapters, the `WriteTransaction` of
    * `writes.transaction()` for the memory adapter.
    * An event of a host's own resource (the `resources` option) is typed as `AnyEventInput`.

@@ -290,7 +290,9 @@ describe.each(WRITE_ADAPTERS)('to-do writes ($name)', (factory) => {
       const after = { ...before, title: 'Renamed', updated_at: t.clock.iso() }
       expect(res.json()).toStrictEqual({ data: after })
       expect(await getData(id)).toStrictEqual(after)
-      expect(await t.events()).toStrictEqual([recordedEvent('todos.updated', 1, id, new Date(START_MS + MINUTE), after)])
+      expect(await t.events()).toStrictEqual([
+        recordedEvent('todos.updated', 1, id, new Date(START_MS + MINUTE), after, { title: before.title, updated_at: before.updated_at }),
+      ])
     })
 
     it('writes several fields at once', async () => {

@@ -302,7 +302,7 @@ describe.each(WRITE_ADAPTERS)('user writes ($name)', (factory) => {
       expect(res.json()).toStrictEqual({ data: after })
       expect((await t.get(`/v1/users/${id}`, key1)).json()).toStrictEqual({ data: after })
       expect(await t.events()).toStrictEqual([
-        recordedEvent('users.updated', 1, id, new Date(START_MS + MINUTE), after),
+        recordedEvent('users.updated', 1, id, new Date(START_MS + MINUTE), after, { active: true, updated_at: before.updated_at }),
       ])
       // A sync loop sees the change through updated_since.
       const since = await t.get(`/v1/users?updated_since=${encodeURIComponent(t.clock.iso())}`, key1)

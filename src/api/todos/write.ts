@@ -116,7 +116,7 @@ export async function updateTodo(scope: WriteScope, id: number, patch: Static<ty
   const effective = Object.entries(changes).filter(([key, value]) => !sameValue(current[key as keyof TodoFields], value))
   if (effective.length === 0) return current
   const updated = await tx.updateTodo(companyId, id, Object.fromEntries(effective), now)
-  await recordChange(scope, 'todos.updated', updated)
+  await recordChange(scope, 'todos.updated', updated, current)
   return updated
 }
 

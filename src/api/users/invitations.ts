@@ -48,7 +48,7 @@ export async function acceptInvitation(scope: WriteScope, userId: number): Promi
     throw error
   })
   const member = (await tx.getUser(companyId, userId)) as UserRecord
-  if (accepted) await recordChange(scope, 'users.updated', member)
+  if (accepted) await recordChange(scope, 'users.updated', member, user)
   return member
 }
 

@@ -51,7 +51,7 @@ export async function setUserLogin(scope: WriteScope, userId: number, active: bo
   if (user.active === active) return user
   await tx.setUserActive(companyId, userId, active, now)
   const changed = (await tx.getUser(companyId, userId)) as UserRecord
-  await recordChange(scope, 'users.updated', changed)
+  await recordChange(scope, 'users.updated', changed, user)
   return changed
 }
 
