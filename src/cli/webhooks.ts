@@ -3,7 +3,7 @@ import type { DeliveryPage, WebhookDeliveryWithAttempts } from '../ports/webhook
 import { ALL_EVENTS } from '../events/event-types.js'
 import { EVENT_TYPES } from '../api/index.js'
 import { SecretBox } from '../webhooks/secret-box.js'
-import { ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
+import { MAX_REPLAY_BATCH, ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
 import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { DB_EXISTING_FLAG, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, describeDb, withAdapter, type CliAdapter } from './open-adapter.js'
@@ -25,6 +25,7 @@ export const WEBHOOKS_HELP: Readonly<Record<string, HelpTopic>> = {
       'workforce-api webhooks list --db <file|postgres-url> --company <id> [--json]',
       'workforce-api webhooks enable|disable|delete|rotate --db <file|postgres-url> --id <id> [--json]',
       'workforce-api webhooks deliveries --db <file|postgres-url> --id <id> [--limit N] [--before <id>] [--json]',
+      'workforce-api webhooks replay --db <file|postgres-url> --id <id> --since <time> [--until <time>] [--json]',
     ],
     summary: `Manages webhook endpoints. create and rotate print the signing secret once, as the last line {"id","secret"}. ${NOT_MIGRATED_NOTE}`,
     sections: [
@@ -36,7 +37,7 @@ export const WEBHOOKS_HELP: Readonly<Record<string, HelpTopic>> = {
           'the same for every command and serve instance.',
         ],
       },
-      { heading: 'more', lines: ['workforce-api webhooks create --help, webhooks list --help, webhooks rotate --help, webhooks deliveries --help'] },
+      { heading: 'more', lines: ['workforce-api webhooks create --help, webhooks list --help, webhooks rotate --help, webhooks deliveries --help, webhooks replay --help'] },
     ],
   },
   'webhooks create': {
@@ -76,6 +77,21 @@ export const WEBHOOKS_HELP: Readonly<Record<string, HelpTopic>> = {
       ['--json', 'print one JSON object and nothing else'],
     ],
   },
+  'webhooks replay': {
+    usage: ['workforce-api webhooks replay --db <file|postgres-url> --id <id> --since <time> [--until <time>] [--json]'],
+    summary:
+      'Sends an endpoint the retained events of a period it missed (it was disabled, or added later): every event of its types ' +
+      'it never got or got only as a failed delivery. Delivered and pending ones are not sent twice. The events are queued in ' +
+      `batches of ${MAX_REPLAY_BATCH}; a running serve sends them at its next poll, and a disabled endpoint once it is enabled.`,
+    flags: [
+      DB_EXISTING_FLAG,
+      ['--id <id>', 'the endpoint id'],
+      ['--since <time>', 'the start of the period, inclusive: ISO 8601 (2026-11-20T08:00:00Z)'],
+      ['--until <time>', 'the end of the period, exclusive (default: now)'],
+      ['--json', 'print one JSON object and nothing else'],
+    ],
+    examples: ['workforce-api webhooks replay --db demo.db --id we_… --since 2026-11-20T08:00:00Z --until 2026-11-21T08:00:00Z'],
+  },
 }
 
 /** `--events all` subscribes to every event type, present and future. */
@@ -105,6 +121,8 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
       id: { type: 'string' },
       limit: { type: 'string' },
       before: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
     },
     usage,
   )
@@ -117,6 +135,8 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
   const events = action === 'create' ? eventList(required(flags.events, 'events', usage)) : undefined
   const url = action === 'create' ? required(flags.url, 'url', usage) : undefined
   const page = action === 'deliveries' ? deliveryPage(flags.limit, flags.before) : undefined
+  const since = action === 'replay' ? instant(required(flags.since, 'since', usage), 'since') : undefined
+  const until = action === 'replay' && flags.until !== undefined ? instant(flags.until, 'until') : undefined
   // A bad WORKFORCE_WEBHOOK_KEY, or a Postgres database without one, is refused before anything is opened.
   const early = usesKeyFile(db) ? undefined : requireWebhookKey(db)
   const json = flags.json === true
@@ -178,6 +198,24 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
           else for (const line of deliveryLines(found)) out.line(line)
           return
         }
+        case 'replay': {
+          const period = { since: since as Date, until: until ?? new Date(systemClock.now()) }
+          // One short transaction per batch; each continues where the last stopped.
+          let count = 0
+          for (let more = true; more; ) {
+            const batch = await manager.replay(id as string, period)
+            count += batch.count
+            more = batch.more
+          }
+          const endpoint = await manager.get(id as string)
+          if (json) {
+            out.json({ id, count, since: period.since.toISOString(), until: period.until.toISOString() })
+            return
+          }
+          out.line(`${count} event(s) from ${period.since.toISOString()} until ${period.until.toISOString()} queued for ${id}`)
+          if (count > 0) out.line(endpoint.status === 'enabled' ? 'A running serve sends them at its next poll.' : 'The endpoint is disabled: they are sent once it is enabled.')
+          return
+        }
       }
     } catch (error) {
       if (error instanceof WebhookAdminError) throw new CliError(error.message, error.reason === 'invalid_input' ? 2 : 1)
@@ -213,6 +251,13 @@ function deliveryPage(limit: string | undefined, before: string | undefined): { 
     ...(limit === undefined ? {} : { limit: positiveInteger(limit, 'limit') }),
     ...(before === undefined ? {} : { before: positiveInteger(before, 'before') }),
   }
+}
+
+/** An ISO 8601 time with a date, e.g. `2026-11-20T08:00:00Z`; anything else is a usage error. */
+function instant(value: string, flag: string): Date {
+  const at = new Date(value)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(at.getTime())) throw new CliError(`--${flag} must be an ISO 8601 time (2026-11-20T08:00:00Z), got "${value}"`, 2)
+  return at
 }
 
 function describeEndpoint(endpoint: WebhookEndpoint): string {

@@ -44,6 +44,7 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.test_sent',
   'webhook_delivery.redelivered',
   'webhook_deliveries.recovered',
+  'webhook_deliveries.replayed',
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

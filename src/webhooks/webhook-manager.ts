@@ -9,7 +9,7 @@ import type {
   WebhookStore,
 } from '../ports/webhook-store.js'
 import { checkDestination, WebhookDestinationError, type DestinationPolicy } from './destination.js'
-import { EventSubscriptionError } from '../events/event-types.js'
+import { ALL_EVENTS, EventSubscriptionError } from '../events/event-types.js'
 import { HEALTHY } from './breaker.js'
 import { CONTRACT } from '../api/index.js'
 import type { ResourceCatalogue } from '../api/catalogue.js'
@@ -25,6 +25,12 @@ export const DEFAULT_DELIVERY_PAGE = 20
 export const MAX_DELIVERY_PAGE = 100
 /** The type of the event `sendTest` sends: never subscribed to, sent to one endpoint on request. */
 export const TEST_EVENT_TYPE = 'webhook.test'
+/**
+ * Deliveries one `replay` call makes due, at most: one short transaction (SQLite's one writer
+ * is held for milliseconds), and a bounded burst for the dispatcher. A longer period takes
+ * more calls (`more`), each continuing where the last stopped.
+ */
+export const MAX_REPLAY_BATCH = 1_000
 const EVENT_ID = /^evt_[a-z2-7]{24}$/
 const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ['pending', 'delivered', 'failed']
 
@@ -87,7 +93,7 @@ interface ManagerDeps {
   clock: Clock
   policy: DestinationPolicy
   /** The event types an endpoint may subscribe to: the plugin's catalogue (with a host's resources); the contract's by default. */
-  events?: Pick<ResourceCatalogue, 'normaliseSubscriptions'>
+  events?: Pick<ResourceCatalogue, 'normaliseSubscriptions' | 'eventTypes'>
   /** Tells this instance's dispatcher that deliveries became due (redeliver, recover, enable). */
   wake: () => void
 }
@@ -268,6 +274,34 @@ export class WebhookManager {
     const count = await deps.store.recover(id, since, new Date(deps.clock.now()), audit?.(id))
     if (count > 0) deps.wake()
     return { count }
+  }
+
+  /**
+   * Sends the endpoint the retained events of `[since, until)` that it subscribes to and never
+   * got, or got only as a failed delivery (an endpoint disabled then, or created later).
+   * Delivered and pending ones are left alone. At most `limit` (1 to 1,000; default 1,000) per
+   * call: while `more` is true, call again with the same period. On a disabled endpoint the
+   * deliveries wait, like recovered ones, until it is enabled.
+   * @returns how many deliveries were made due, and whether more remain.
+   * @example
+   * let more = true
+   * while (more) ({ more } = await app.workforceApi.webhooks.replay(id, { since, until }))
+   */
+  async replay(id: string, period: { since: Date; until: Date; limit?: number }, audit?: AuditFor): Promise<{ count: number; more: boolean }> {
+    const deps = this.#ready()
+    // A host's store written before the method existed (plain JavaScript escapes the type check).
+    if (typeof deps.store.replay !== 'function') throw new WebhookAdminError('This webhook store has no replay(): update the adapter', 'unavailable')
+    const endpoint = await this.#endpoint(id)
+    const { since, until, limit = MAX_REPLAY_BATCH } = period ?? {}
+    if (!(since instanceof Date) || Number.isNaN(since.getTime())) throw invalid('since must be a valid Date')
+    if (!(until instanceof Date) || Number.isNaN(until.getTime())) throw invalid('until must be a valid Date')
+    if (since.getTime() >= until.getTime()) throw invalid('since must be before until')
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_REPLAY_BATCH) throw invalid(`limit must be an integer from 1 to ${MAX_REPLAY_BATCH}`)
+    // `*` is every subscribable type: a `webhook.test` event, sent to one endpoint, never is.
+    const types = endpoint.events.includes(ALL_EVENTS) ? (this.#deps?.events ?? CONTRACT).eventTypes : endpoint.events
+    const result = await deps.store.replay(id, { since, until, types, limit }, new Date(deps.clock.now()), audit?.(id))
+    if (result.count > 0) deps.wake()
+    return result
   }
 
   #ready(): ManagerDeps {

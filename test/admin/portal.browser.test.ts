@@ -15,6 +15,7 @@ import { defineResource } from '../../src/api/resource.js'
 import { Id, Timestamp } from '../../src/api/wire.js'
 import { Type } from '@sinclair/typebox'
 import { seedDataset } from '../helpers/build.js'
+import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { CHROMIUM_ARGS, chromiumPath, describeBrowser } from '../helpers/browser.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 
@@ -197,6 +198,31 @@ describeBrowser('the integrations portal in a real browser', () => {
       await byTestId(`redeliver-${event.id}`).click()
       const again = await receiver.waitFor(2, 10_000)
       expect(again[1]!.headers['webhook-id']).toBe(event.id)
+    })
+
+    it('replays a period to an endpoint added late: the event it missed arrives, with its own id', async () => {
+      const late = await startReceiver()
+      try {
+        const { key } = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], expiresAt: null, name: null })
+        const todo = { title: 'Replayed from the portal', list_id: listIds(1)[0], assigned_to: exclusiveMemberIds(1)[0] }
+        const created = await fetch(`${base}/api/public/v1/todos`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(todo) })
+        expect(created.status).toBe(201)
+        const { endpoint } = await app.workforceApi.webhooks.create({ companyId: 1, url: late.url, events: ['todos.created'], description: 'Added late' })
+        // The delivery log loads its endpoints when it opens.
+        await byTestId('tab-webhooks').click()
+        await byTestId('tab-deliveries').click()
+        await byTestId('delivery-endpoint').selectOption(endpoint.id)
+        // The form's period is the last day, up to the next minute.
+        await byTestId('replay-submit').click()
+        const [missed] = await late.waitFor(1, 10_000)
+        const body = JSON.parse(missed!.body) as { id: string; type: string; data: { title: string } }
+        expect(body).toMatchObject({ type: 'todos.created', data: { title: 'Replayed from the portal' } })
+        expect(missed!.headers['webhook-id']).toBe(body.id)
+        await expect.poll(() => page.locator(`[data-testid="delivery-row"][data-event-id="${body.id}"]`).count(), { timeout: 10_000 }).toBe(1)
+        await shoot('04c-replayed')
+      } finally {
+        await late.close()
+      }
     })
 
     it('says that a failing endpoint is paused, and until when, before it is disabled', async () => {

@@ -176,7 +176,7 @@ describe('workforce-api webhooks', () => {
 
   it('webhooks --help lists the actions and the key; serve --help the webhook flags', async () => {
     const webhooks = (await cli('webhooks', '--help')).stdout
-    for (const text of ['create', 'list', 'rotate', 'deliveries', KEY_ENV, '.webhook-key']) expect(webhooks).toContain(text)
+    for (const text of ['create', 'list', 'rotate', 'deliveries', 'replay', KEY_ENV, '.webhook-key']) expect(webhooks).toContain(text)
     const serving = (await cli('serve', '--help')).stdout
     for (const text of ['--allow-private-webhooks', '--webhook-retry-schedule', '--no-dispatcher', KEY_ENV]) expect(serving).toContain(text)
   })

@@ -47,6 +47,11 @@ export type DeliveryStatus = Delivery['status']
 
 export type Attempt = Delivery['attempts_made'][number]
 
+/** `POST /webhooks/endpoints/:id/replay`: a period of retained events to send again, and the answer. */
+export type ReplayPeriod = RequestBody<'/webhooks/endpoints/{id}/replay', 'post'>
+
+export type ReplayAnswer = Answer<'/webhooks/endpoints/{id}/replay', 'post', 200>
+
 export type AuditEntry = Item<Answer<'/audit', 'get', 200>>
 
 /** One key's hour; `client_errors` counts 4xx answers, 429 included. */

@@ -12,6 +12,7 @@ import { useAction } from '../ui/use-action'
 import { useOlderPages } from '../ui/use-older-pages'
 import { useResource } from '../ui/use-resource'
 import { DeliveryDetails } from './delivery-details'
+import { ReplayForm } from './replay-form'
 
 const PAGE_SIZE = 25
 /** Sent by "Send test event"; not in `GET /webhooks/event-types`, which lists what endpoints subscribe to. */
@@ -130,6 +131,7 @@ function DeliveryTable({ endpoint, status, eventType }: DeliveryTableProps) {
           Refresh
         </button>
       </div>
+      <ReplayForm endpoint={endpoint} onReplayed={pages.reload} />
       <ErrorNotice error={redeliver.error} testId="deliveries-error" />
       {pages.items.length === 0 && !pages.loading && pages.error === undefined ? (
         <p class="empty">{status === '' && eventType === '' ? 'Nothing sent to this endpoint yet.' : 'No delivery matches these filters.'}</p>
