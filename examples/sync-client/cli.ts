@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { ApiError, ClientSetupError, createApiClient } from './client.js'
 import { Mirror } from './mirror.js'
 import { progressBars } from './progress.js'
-import { DEFAULT_OVERLAP_MS, MirrorMismatchError, syncMirror, type SyncReport } from './sync.js'
+import { MirrorMismatchError, syncMirror, type FullSyncReason, type SyncReport } from './sync.js'
 
 const DEFAULT_DB = 'mirror.db'
 /** The environment variable read when `--key` is not given (a key on the command line lands in shell history). */
@@ -11,15 +11,15 @@ const KEY_VARIABLE = 'WORKFORCE_API_KEY'
 export const USAGE = `Usage: npm run sync-client -- --url <base-url> --key <api-key> [--db <file>] [--full]
 
 Mirrors one company's data from the workforce public API into a local SQLite file. The first
-run reads every record; later runs read only what changed since the previous run started (less
-a ${DEFAULT_OVERLAP_MS / 1000} s overlap). Roles and the company are read whole every time.
+run takes the events feed's cursor, then reads every list; later runs apply the events since
+(creations, updates and deletions). Roles (which have no events) and the company are read whole
+every time. If the cursor has expired, the run says so and reads everything again.
 
 Options:
   --url <base-url>  where the API is mounted, without /v1 (e.g. http://127.0.0.1:3000/api/public)
   --key <api-key>   an API key (owk_...) with the read scopes; default: $${KEY_VARIABLE}
   --db <file>       the mirror file, created if missing (default: ${DEFAULT_DB})
-  --full            read everything again, and drop the rows the API no longer has
-                    (deletions are invisible to an incremental run)
+  --full            start again from scratch: a new cursor, then every list read whole
   -h, --help        show this help
 `
 
@@ -61,7 +61,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
       },
     })
     mirror = Mirror.open(args.db)
-    const report = await syncMirror(client, mirror, { full: args.full, progress: bars })
+    const report = await syncMirror(client, mirror, { full: args.full, progress: bars, log: (line) => bars.log(line) })
     bars.stop()
     io.stdout.write(summary(report, args.db))
     return 0
@@ -101,23 +101,33 @@ function parseOrExplain(argv: readonly string[]) {
   }
 }
 
+/** Why a run read every list, as the summary says it. */
+const FULL_SYNC_REASONS: Record<FullSyncReason, string> = {
+  first: 'first run',
+  requested: '--full',
+  resources: 'the resources mirrored changed',
+  expired: 'the cursor had expired',
+  resumed: 'resuming an interrupted full read',
+}
+
 /** The table printed at the end: per resource, then the totals. */
 export function summary(report: SyncReport, db: string): string {
-  const header = ['resource', 'mode', 'records', 'pages', 'changed', 'removed', 'updated_since']
-  const rows = report.resources.map((r) => [r.resource, r.mode, r.fetched, r.pages, r.changed, r.removed, r.updatedSince ?? '-'].map(String))
+  const header = ['resource', 'mode', 'records', 'pages', 'events', 'changed', 'removed']
+  const rows = report.resources.map((r) => [r.resource, r.mode, r.fetched, r.pages, r.events, r.changed, r.removed].map(String))
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)))
   const line = (cells: string[]) =>
     cells
-      .map((cell, column) => (column >= 2 && column <= 5 ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0)))
+      .map((cell, column) => (column >= 2 ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0)))
       .join('  ')
       .trimEnd()
   const records = report.resources.reduce((sum, r) => sum + r.fetched, 0)
   const pages = report.resources.reduce((sum, r) => sum + r.pages, 0)
   return [
+    report.fullSync === null ? 'followed the events feed' : `full sync (${FULL_SYNC_REASONS[report.fullSync]}): cursor first, then every list`,
     line(header),
     ...rows.map(line),
     '',
-    `${records} records in ${pages} pages, ${report.requests} requests (${report.retries} retries), ${(report.elapsedMs / 1000).toFixed(1)} s; mirror: ${db}`,
+    `${records} records in ${pages} pages, ${report.feed.events} events in ${report.feed.pages} feed pages, ${report.requests} requests (${report.retries} retries), ${(report.elapsedMs / 1000).toFixed(1)} s; mirror: ${db}`,
     '',
   ].join('\n')
 }
@@ -127,6 +137,7 @@ export function describeFailure(error: unknown): string {
   if (error instanceof UsageError || error instanceof ClientSetupError || error instanceof MirrorMismatchError) return error.message
   if (error instanceof ApiError) {
     if (error.status === 401) return `${error.message}: check --key`
+    if (error.status === 403) return `${error.message}: the key must read every resource it mirrors, and their events`
     return error.message
   }
   const found = networkFailure(error)

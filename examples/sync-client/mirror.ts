@@ -1,26 +1,36 @@
 import Database from 'better-sqlite3'
-import { RESOURCE_NAMES, type ResourceName, type SyncedRecord } from './resources.js'
+import { isDeletion, RESOURCE_NAMES, resourceOfEvent, type FeedEvent, type ResourceName, type SyncedRecord } from './resources.js'
 
-/** How a resource was last read: every record, or those changed since a point in time. */
-export type SyncMode = 'full' | 'incremental'
+/** Where the mirror stands with the events feed. */
+export interface FeedState {
+  /** Apply the feed's events after this cursor (`GET /v1/events?after=`). */
+  cursor: string
+  /** The resources the cursor covers: those the full read that took it was for. */
+  resources: ResourceName[]
+  /**
+   * Whether that full read finished. Until it has, the cursor is only where the feed is to be
+   * followed from once every list is read; a crash half-way resumes the read (`walkPosition`).
+   */
+  listed: boolean
+}
 
-/** The last completed sync of a resource. */
-export interface SyncState {
-  /** When it started, before its first request (ISO, `Z`): the next `updated_since` is this minus the overlap. */
-  startedAt: string
-  finishedAt: string
-  mode: SyncMode
+/** What applying records or events did to the mirror's rows. */
+export interface Applied {
+  changed: number
+  removed: number
 }
 
 /**
  * A local SQLite copy of one company's data: a table per resource (`id`, `updated_at`, and the
- * record's JSON as the API returned it) and `sync_state`, the start of each resource's last
- * completed sync. Records are applied by id and only ever replaced by one at least as new, so
- * applying a page twice, or an older copy after a newer one, changes nothing (docs/api.md 4).
+ * record's JSON as the API returned it), the feed cursor it is up to date with (`feed_state`),
+ * and where a full read in progress has got to (`list_walk`). Records are applied by id and only
+ * ever replaced by one at least as new, so applying a page or an event twice, or an older copy
+ * after a newer one, changes nothing (docs/api.md 4).
  *
  * @example
  * const mirror = Mirror.open('mirror.db')
- * mirror.apply('todos', page.data)
+ * mirror.applyEvents(page.data)
+ * mirror.saveCursor(page.next_cursor)
  * mirror.close()
  */
 export class Mirror {
@@ -49,22 +59,60 @@ export class Mirror {
    * text). Returns how many rows changed: 0 when the page was applied before.
    */
   apply(resource: ResourceName, records: readonly SyncedRecord[]): number {
+    return this.#db.transaction(() => this.#upsert(resource, records))()
+  }
+
+  /**
+   * Applies one keyset page of a full read, in one transaction: upserts its records and removes
+   * the mirror's rows in the id range the page covers that it does not hold, since the API has
+   * no such record any more. The range is above `after` and up to `through` (the page's
+   * `next_starting_after`), or without end for the last page (`through` null). Then records
+   * `through` as where the walk of `resource` resumes, in the same transaction.
+   */
+  applyListPage(resource: ResourceName, records: readonly SyncedRecord[], after: number, through: number | null): Applied {
+    const ids = this.#db.prepare(`SELECT id FROM ${table(resource)} WHERE id > ? AND (? IS NULL OR id <= ?)`).pluck()
+    const remove = this.#db.prepare(`DELETE FROM ${table(resource)} WHERE id = ?`)
+    const move = this.#db.prepare('UPDATE list_walk SET after = ?, done = ? WHERE resource = ?')
+    return this.#db.transaction(() => {
+      const listed = new Set(records.map((record) => record.id))
+      const gone = (ids.all(after, through, through) as number[]).filter((id) => !listed.has(id))
+      const removed = gone.reduce((sum, id) => sum + remove.run(id).changes, 0)
+      const changed = this.#upsert(resource, records)
+      move.run(through ?? after, through === null ? 1 : 0, resource)
+      return { changed, removed }
+    })()
+  }
+
+  /**
+   * Applies a page of the events feed in order, in one transaction: a `*.deleted` event removes
+   * the record `data.id`, any other upserts `data` (kept only if at least as new as the row).
+   * Events of resources this mirror does not keep are skipped. Returns what changed, per resource.
+   */
+  applyEvents(events: readonly FeedEvent[]): Map<ResourceName, Applied> {
+    return this.#db.transaction(() => {
+      const applied = new Map<ResourceName, Applied>()
+      for (const event of events) {
+        const resource = resourceOfEvent(event.type)
+        if (resource === null) continue
+        const record = event.data as unknown as SyncedRecord
+        const counts = applied.get(resource) ?? { changed: 0, removed: 0 }
+        if (isDeletion(event.type)) counts.removed += this.#db.prepare(`DELETE FROM ${table(resource)} WHERE id = ?`).run(record.id).changes
+        else counts.changed += this.#upsert(resource, [record])
+        applied.set(resource, counts)
+      }
+      return applied
+    })()
+  }
+
+  #upsert(resource: ResourceName, records: readonly SyncedRecord[]): number {
     const statement = this.#db.prepare(
       `INSERT INTO ${table(resource)} (id, updated_at, record) VALUES (?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, record = excluded.record
        WHERE excluded.updated_at >= ${table(resource)}.updated_at AND excluded.record <> ${table(resource)}.record`,
     )
-    return this.#db.transaction(() => {
-      let changed = 0
-      for (const record of records) changed += statement.run(record.id, record.updated_at, JSON.stringify(record)).changes
-      return changed
-    })()
-  }
-
-  /** Removes the rows with these ids; returns how many there were. */
-  remove(resource: ResourceName, ids: readonly number[]): number {
-    const statement = this.#db.prepare(`DELETE FROM ${table(resource)} WHERE id = ?`)
-    return this.#db.transaction(() => ids.reduce((removed, id) => removed + statement.run(id).changes, 0))()
+    let changed = 0
+    for (const record of records) changed += statement.run(record.id, record.updated_at, JSON.stringify(record)).changes
+    return changed
   }
 
   /** The ids of `resource` in the mirror, ascending. */
@@ -81,21 +129,43 @@ export class Mirror {
     return rows.map((row) => JSON.parse(row) as SyncedRecord)
   }
 
-  syncState(resource: ResourceName): SyncState | null {
-    const row = this.#db.prepare('SELECT started_at, finished_at, mode FROM sync_state WHERE resource = ?').get(resource) as
-      | { started_at: string; finished_at: string; mode: SyncMode }
-      | undefined
-    return row === undefined ? null : { startedAt: row.started_at, finishedAt: row.finished_at, mode: row.mode }
+  /** The feed cursor and what it covers, or null before the first sync. */
+  feedState(): FeedState | null {
+    const row = this.#db.prepare('SELECT cursor, resources, listed FROM feed_state').get() as { cursor: string; resources: string; listed: number } | undefined
+    return row === undefined ? null : { cursor: row.cursor, resources: JSON.parse(row.resources) as ResourceName[], listed: row.listed === 1 }
   }
 
-  /** Records a completed sync of `resource`; an interrupted one records nothing and is redone from the old start. */
-  completeSync(resource: ResourceName, state: SyncState): void {
-    this.#db
-      .prepare(
-        `INSERT INTO sync_state (resource, started_at, finished_at, mode) VALUES (?, ?, ?, ?)
-         ON CONFLICT (resource) DO UPDATE SET started_at = excluded.started_at, finished_at = excluded.finished_at, mode = excluded.mode`,
-      )
-      .run(resource, state.startedAt, state.finishedAt, state.mode)
+  /**
+   * Starts a full read from `cursor` (taken before it): the feed is to be followed from there,
+   * and each of `lists` is to be read from its first record. Replaces any earlier state.
+   */
+  beginFullSync(cursor: string, resources: readonly ResourceName[], lists: readonly ResourceName[]): void {
+    this.#db.transaction(() => {
+      this.#db.prepare('DELETE FROM feed_state').run()
+      this.#db.prepare('INSERT INTO feed_state (cursor, resources, listed) VALUES (?, ?, 0)').run(cursor, JSON.stringify(resources))
+      this.#db.prepare('DELETE FROM list_walk').run()
+      const walk = this.#db.prepare('INSERT INTO list_walk (resource, after, done) VALUES (?, 0, 0)')
+      for (const resource of lists) walk.run(resource)
+    })()
+  }
+
+  /** Where the full read of `resource` resumes (`starting_after`), or null if it has none to do. */
+  walkPosition(resource: ResourceName): number | null {
+    const row = this.#db.prepare('SELECT after, done FROM list_walk WHERE resource = ?').get(resource) as { after: number; done: number } | undefined
+    return row === undefined || row.done === 1 ? null : row.after
+  }
+
+  /** Every list is read: from now on the mirror follows the feed. */
+  completeFullSync(): void {
+    this.#db.transaction(() => {
+      this.#db.prepare('UPDATE feed_state SET listed = 1').run()
+      this.#db.prepare('DELETE FROM list_walk').run()
+    })()
+  }
+
+  /** Stores the cursor the mirror is now up to date with: call it only once the events before it are applied. */
+  saveCursor(cursor: string): void {
+    this.#db.prepare('UPDATE feed_state SET cursor = ?').run(cursor)
   }
 
   /** The company whose data this mirror holds, once a sync has read it. */
@@ -111,7 +181,11 @@ export class Mirror {
 
 const SCHEMA = [
   ...RESOURCE_NAMES.map((name) => `CREATE TABLE IF NOT EXISTS ${table(name)} (id INTEGER PRIMARY KEY, updated_at TEXT NOT NULL, record TEXT NOT NULL) STRICT;`),
-  'CREATE TABLE IF NOT EXISTS sync_state (resource TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT NOT NULL, mode TEXT NOT NULL) STRICT;',
+  'CREATE TABLE IF NOT EXISTS feed_state (cursor TEXT NOT NULL, resources TEXT NOT NULL, listed INTEGER NOT NULL) STRICT;',
+  'CREATE TABLE IF NOT EXISTS list_walk (resource TEXT PRIMARY KEY, after INTEGER NOT NULL, done INTEGER NOT NULL) STRICT;',
+  // The windows of updated_since that mirrors made before the feed: without a cursor, such a
+  // mirror is synced again from scratch, which also drops the records deleted since.
+  'DROP TABLE IF EXISTS sync_state;',
 ].join('\n')
 
 /** A resource's table, quoted; only names from `RESOURCE_NAMES` ever reach SQL. */

@@ -1,10 +1,9 @@
 import cliProgress from 'cli-progress'
-import type { ResourceName } from './resources.js'
 import type { SyncProgress } from './sync.js'
 
 /** How often the bars redraw, at most (per second). */
 const REDRAWS_PER_SECOND = 10
-/** The longest resource name, so the bars line up. */
+/** The longest resource name, so the bars line up (`events` is the feed's bar). */
 const NAME_WIDTH = 'employees'.length
 
 export interface ProgressBars extends SyncProgress {
@@ -31,7 +30,7 @@ export function progressBars(options: { stream: NodeJS.WritableStream; enabled: 
     },
     cliProgress.Presets.shades_classic,
   )
-  const bars = new Map<ResourceName, cliProgress.SingleBar>()
+  const bars = new Map<string, cliProgress.SingleBar>()
   return {
     page(resource, fetched, total) {
       let bar = bars.get(resource)

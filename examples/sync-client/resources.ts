@@ -1,5 +1,5 @@
-import type { components } from './api-types.js'
-import { dataOf, type WorkforceClient } from './client.js'
+import type { components, operations, webhooks } from './api-types.js'
+import { ApiError, dataOf, type WorkforceClient } from './client.js'
 
 type Schemas = components['schemas']
 
@@ -12,11 +12,17 @@ export interface SyncedRecord {
 export type ListResourceName = 'users' | 'employees' | 'roles' | 'projects' | 'shifts' | 'absences' | 'expenses' | 'todos'
 export type ResourceName = 'company' | ListResourceName
 
-export interface PageQuery {
-  page: number
+/** Every event type the API documents (its webhooks), e.g. `shifts.deleted`. */
+export type EventType = keyof webhooks
+
+/** One event of `GET /v1/events`: the body its webhook delivery carries. */
+export type FeedEvent = operations['listEvents']['responses'][200]['content']['application/json']['data'][number]
+export type FeedPage = operations['listEvents']['responses'][200]['content']['application/json']
+
+/** A keyset request: the records with an id above `starting_after` (0: from the first). */
+export interface KeysetQuery {
+  starting_after: number
   per_page: number
-  /** Ignored by a list without the filter (roles). */
-  updated_since?: string
 }
 
 export interface Page {
@@ -24,77 +30,71 @@ export interface Page {
   pagination: Schemas['Pagination']
 }
 
-/** A list resource and the typed calls the sync makes on it. */
+/** A list resource and the typed call the sync makes on it. */
 export interface ListResource {
   name: ListResourceName
-  /** Whether the list takes `updated_since`; `/v1/roles` does not, so roles are read whole every time. */
-  incremental: boolean
-  list(api: WorkforceClient, query: PageQuery): Promise<Page>
-  /** The record by id, or null when the API no longer has it (404). */
-  get(api: WorkforceClient, id: number): Promise<SyncedRecord | null>
+  /**
+   * The event types that tell its changes, its deletions included. None for roles, which have
+   * no events: they are read whole, by keyset, on every run.
+   */
+  events: readonly EventType[]
+  list(api: WorkforceClient, query: KeysetQuery): Promise<Page>
 }
 
-/** Every list resource, in the order a sync reads them. */
+/** A list resource's events: created, updated and deleted (checked against the document's event types). */
+const lifecycle = (name: Exclude<ListResourceName, 'roles'>): readonly EventType[] => [`${name}.created`, `${name}.updated`, `${name}.deleted`]
+
+/** Every list resource, in the order a full sync reads them. */
 export const LIST_RESOURCES: readonly ListResource[] = [
-  {
-    name: 'users',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/users', { params: { query } }), 'GET /v1/users'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/users/{id}', { params: { path: { id } } }), `GET /v1/users/${id}`),
-  },
-  {
-    name: 'employees',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/employees', { params: { query } }), 'GET /v1/employees'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/employees/{id}', { params: { path: { id } } }), `GET /v1/employees/${id}`),
-  },
-  {
-    name: 'roles',
-    incremental: false,
-    list: async (api, { page, per_page }) => dataOf(await api.GET('/v1/roles', { params: { query: { page, per_page } } }), 'GET /v1/roles'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/roles/{id}', { params: { path: { id } } }), `GET /v1/roles/${id}`),
-  },
-  {
-    name: 'projects',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/projects', { params: { query } }), 'GET /v1/projects'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/projects/{id}', { params: { path: { id } } }), `GET /v1/projects/${id}`),
-  },
-  {
-    name: 'shifts',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/shifts', { params: { query } }), 'GET /v1/shifts'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/shifts/{id}', { params: { path: { id } } }), `GET /v1/shifts/${id}`),
-  },
-  {
-    name: 'absences',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/absences', { params: { query } }), 'GET /v1/absences'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/absences/{id}', { params: { path: { id } } }), `GET /v1/absences/${id}`),
-  },
-  {
-    name: 'expenses',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/expenses', { params: { query } }), 'GET /v1/expenses'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/expenses/{id}', { params: { path: { id } } }), `GET /v1/expenses/${id}`),
-  },
-  {
-    name: 'todos',
-    incremental: true,
-    list: async (api, query) => dataOf(await api.GET('/v1/todos', { params: { query } }), 'GET /v1/todos'),
-    get: async (api, id) => recordOrNull(await api.GET('/v1/todos/{id}', { params: { path: { id } } }), `GET /v1/todos/${id}`),
-  },
+  { name: 'users', events: lifecycle('users'), list: async (api, query) => dataOf(await api.GET('/v1/users', { params: { query } }), 'GET /v1/users') },
+  { name: 'employees', events: lifecycle('employees'), list: async (api, query) => dataOf(await api.GET('/v1/employees', { params: { query } }), 'GET /v1/employees') },
+  { name: 'roles', events: [], list: async (api, query) => dataOf(await api.GET('/v1/roles', { params: { query } }), 'GET /v1/roles') },
+  { name: 'projects', events: lifecycle('projects'), list: async (api, query) => dataOf(await api.GET('/v1/projects', { params: { query } }), 'GET /v1/projects') },
+  { name: 'shifts', events: lifecycle('shifts'), list: async (api, query) => dataOf(await api.GET('/v1/shifts', { params: { query } }), 'GET /v1/shifts') },
+  { name: 'absences', events: lifecycle('absences'), list: async (api, query) => dataOf(await api.GET('/v1/absences', { params: { query } }), 'GET /v1/absences') },
+  { name: 'expenses', events: lifecycle('expenses'), list: async (api, query) => dataOf(await api.GET('/v1/expenses', { params: { query } }), 'GET /v1/expenses') },
+  { name: 'todos', events: lifecycle('todos'), list: async (api, query) => dataOf(await api.GET('/v1/todos', { params: { query } }), 'GET /v1/todos') },
 ]
+
+/** The company's own event: it has no list, and is never created or deleted through the API. */
+export const COMPANY_EVENTS: readonly EventType[] = ['company.updated']
 
 /** Every resource name, the company first. */
 export const RESOURCE_NAMES: readonly ResourceName[] = ['company', ...LIST_RESOURCES.map((r) => r.name)]
+
+/** The resource an event is about: its type's prefix (`shifts.deleted` → `shifts`), or null for one this client does not mirror. */
+export function resourceOfEvent(type: string): ResourceName | null {
+  const prefix = type.slice(0, type.indexOf('.'))
+  return (RESOURCE_NAMES as readonly string[]).includes(prefix) ? (prefix as ResourceName) : null
+}
+
+/** Whether an event removes its record (`data.id`) rather than giving its new state. */
+export function isDeletion(type: string): boolean {
+  return type.endsWith('.deleted')
+}
 
 /** The key's own company (`GET /v1/company`): no list, no lookup by id. */
 export async function fetchCompany(api: WorkforceClient): Promise<Schemas['Company']> {
   return dataOf(await api.GET('/v1/company'), 'GET /v1/company').data
 }
 
-function recordOrNull(result: { data?: { data: SyncedRecord }; error?: unknown; response: Response }, what: string): SyncedRecord | null {
-  if (result.response.status === 404) return null
-  return dataOf(result, what).data
+/** `GET /v1/events/cursor`: the feed position now. Taken before a full read, the feed from it holds every change the read may have missed. */
+export async function fetchFeedCursor(api: WorkforceClient): Promise<string> {
+  return dataOf(await api.GET('/v1/events/cursor'), 'GET /v1/events/cursor').data.cursor
+}
+
+/** The code of the 410 that answers a cursor older than the retained events: the copy must be rebuilt from scratch. */
+export const CURSOR_EXPIRED = 'cursor_expired'
+
+/**
+ * One page of `GET /v1/events` after `cursor`, only `types` (sent explicitly, so a key that
+ * cannot read one of them is refused with a 403 instead of silently shown fewer events).
+ * Throws an `ApiError` with `code` `cursor_expired` (410) when the cursor is past retention.
+ */
+export async function fetchEvents(api: WorkforceClient, query: { after: string; types: readonly EventType[]; limit: number }): Promise<FeedPage> {
+  return dataOf(await api.GET('/v1/events', { params: { query: { after: query.after, types: query.types.join(','), limit: query.limit } } }), 'GET /v1/events')
+}
+
+export function isCursorExpired(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 410 && error.code === CURSOR_EXPIRED
 }

@@ -1,52 +1,68 @@
-import type { ApiClient } from './client.js'
-import type { Mirror, SyncMode } from './mirror.js'
-import { fetchCompany, LIST_RESOURCES, type ListResource, type ResourceName } from './resources.js'
+import { ApiError, type ApiClient } from './client.js'
+import type { Mirror } from './mirror.js'
+import {
+  COMPANY_EVENTS,
+  fetchCompany,
+  fetchEvents,
+  fetchFeedCursor,
+  isCursorExpired,
+  LIST_RESOURCES,
+  resourceOfEvent,
+  type EventType,
+  type ListResource,
+  type ResourceName,
+} from './resources.js'
 
-/**
- * How far before the previous sync's start the next `updated_since` begins (ms). It covers the
- * client's clock running ahead of the server's, and a write stamped a moment before it commits,
- * which a read in that moment cannot see yet (README, "Why the overlap").
- */
-export const DEFAULT_OVERLAP_MS = 5_000
-/** The largest page the API gives (docs/api.md 4). */
+/** The largest page of a list the API gives (docs/api.md 4). */
 export const PER_PAGE = 100
+/** Events asked for per feed request (the API allows up to 1,000). */
+export const FEED_LIMIT = 500
 
 export interface SyncOptions {
-  /** Read every record, even where a previous sync's start is stored, and drop rows the API no longer has. */
+  /** Start again from scratch: a new cursor, then every list read whole. */
   full?: boolean
-  /** Default 5,000 ms. */
-  overlapMs?: number
-  /** Default 100. */
+  /** Records per list page. Default 100. */
   perPage?: number
-  /** Milliseconds since the epoch: the clock each sync start is read from. Default `Date.now`. */
-  now?: () => number
-  /** Only these resources, the company always included. Default: every resource. */
+  /** Events per feed page. Default 500. */
+  feedLimit?: number
+  /** Only these resources, the company always included. Default: every resource. A change of the set starts again from scratch. */
   resources?: readonly ResourceName[]
   progress?: SyncProgress
+  /** Told, in a sentence, what the sync had to do that a user should know of (a re-sync from scratch). */
+  log?: (line: string) => void
 }
 
 /** Told as each page is applied, e.g. to draw a progress bar. */
 export interface SyncProgress {
-  /** `fetched` records of `resource` read so far, of `total` (`pagination.total`, which can grow while paging). */
-  page(resource: ResourceName, fetched: number, total: number): void
+  /** `fetched` records of `resource` (or events, for `events`) read so far, of about `total`. */
+  page(resource: ResourceName | 'events', fetched: number, total: number): void
 }
+
+/** How a resource was brought up to date: its list read (whole or resumed), or only the feed's events. */
+export type SyncMode = 'list' | 'feed'
 
 export interface ResourceReport {
   resource: ResourceName
   mode: SyncMode
-  /** The `updated_since` sent, for an incremental read. */
-  updatedSince: string | null
-  /** Records received. */
+  /** Records received from its list (or `GET /v1/company`). */
   fetched: number
   pages: number
+  /** Events of the feed applied to it. */
+  events: number
   /** Mirror rows inserted or replaced. */
   changed: number
-  /** Mirror rows removed because the API no longer has them (full reads only). */
+  /** Mirror rows removed: told by a `*.deleted` event, or missing from a full read. */
   removed: number
 }
 
+/** Why this run read the lists from scratch, or null when it only followed the feed. */
+export type FullSyncReason = 'first' | 'requested' | 'resources' | 'expired' | 'resumed'
+
 export interface SyncReport {
+  fullSync: FullSyncReason | null
   resources: ResourceReport[]
+  /** The feed requests made and the cursor the mirror is now at. */
+  feed: { pages: number; events: number; cursor: string }
   requests: number
   retries: number
   elapsedMs: number
@@ -57,12 +73,17 @@ export class MirrorMismatchError extends Error {
   override readonly name = 'MirrorMismatchError'
 }
 
+/** Said when the API answers 410 `cursor_expired`. */
+export const CURSOR_EXPIRED_NOTICE =
+  'the stored cursor has expired (410 cursor_expired): the API no longer keeps every event after it, so this mirror must be re-synced from scratch; doing so now'
+
 /**
- * Brings `mirror` up to date: the company, then each list resource, one after the other. A
- * resource synced before is read incrementally (`updated_since` = its last start minus the
- * overlap) unless `full`; the first sync, a `full` one and roles (no `updated_since` filter)
- * read every page, and then also drop rows the API no longer lists. A resource's start is
- * stored only once all its pages are applied, so an interrupted sync is redone from the old one.
+ * Brings `mirror` up to date. The first time (or with `full`, or after a 410 `cursor_expired`)
+ * it takes `GET /v1/events/cursor` first, then reads every list by keyset (`starting_after`),
+ * then applies the feed from that cursor. Later runs apply the feed from the stored cursor,
+ * saving the cursor after each page. Roles have no events and are read whole every run. Every
+ * step resumes after a crash: a full read from its last page, the feed from its last saved
+ * cursor (events applied twice change nothing).
  *
  * @example
  * const client = createApiClient({ baseUrl: 'http://127.0.0.1:3000/api/public', key })
@@ -70,81 +91,151 @@ export class MirrorMismatchError extends Error {
  * const report = await syncMirror(client, mirror)
  */
 export async function syncMirror(client: ApiClient, mirror: Mirror, options: SyncOptions = {}): Promise<SyncReport> {
-  const now = options.now ?? Date.now
   const began = performance.now()
   const before = { ...client.stats }
-  const wanted = new Set(options.resources ?? ['company', ...LIST_RESOURCES.map((r) => r.name)])
-  const reports = [await syncCompany(client, mirror, now, options.progress)]
-  for (const resource of LIST_RESOURCES) {
-    if (wanted.has(resource.name)) reports.push(await syncList(client, mirror, resource, { ...options, now }))
+  const wanted = wantedResources(options.resources)
+  const reports = new Map<ResourceName, ResourceReport>(wanted.map((name) => [name, { resource: name, mode: 'feed', fetched: 0, pages: 0, events: 0, changed: 0, removed: 0 }]))
+  const report = (name: ResourceName) => reports.get(name) as ResourceReport
+
+  const state = mirror.feedState()
+  let reason: FullSyncReason | null =
+    state === null ? 'first' : options.full === true ? 'requested' : !sameSet(state.resources, wanted) ? 'resources' : state.listed ? null : 'resumed'
+  let feed = { pages: 0, events: 0, cursor: state?.cursor ?? '' }
+
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A new full sync takes a new cursor; a resumed one keeps the cursor it took first.
+      await syncCompany(client, mirror, report('company'), reason === null || reason === 'resumed' ? null : wanted)
+      const walked = reason === null ? new Set<ResourceName>() : await readLists(client, mirror, wanted, reports, options)
+      for (const resource of LIST_RESOURCES) {
+        // No events tell of their changes: read whole on every run.
+        if (resource.events.length === 0 && wanted.includes(resource.name) && !walked.has(resource.name)) {
+          await walkList(client, mirror, resource, 0, report(resource.name), options)
+        }
+      }
+      feed = await followFeed(client, mirror, wanted, reports, options)
+      break
+    } catch (error) {
+      // Once only: a fresh cursor that expires at once means retention is shorter than a sync.
+      if (!isCursorExpired(error) || attempt > 1) throw error
+      options.log?.(CURSOR_EXPIRED_NOTICE)
+      reason = 'expired'
+    }
   }
+
   return {
-    resources: reports,
+    fullSync: reason,
+    resources: [...reports.values()],
+    feed,
     requests: client.stats.requests - before.requests,
     retries: client.stats.retries - before.retries,
     elapsedMs: performance.now() - began,
   }
 }
 
-async function syncCompany(client: ApiClient, mirror: Mirror, now: () => number, progress: SyncProgress | undefined): Promise<ResourceReport> {
-  const startedAt = new Date(now()).toISOString()
+/**
+ * `GET /v1/company`, checked against the company the mirror holds. Starting a full sync
+ * (`fresh`: the resources it covers), the cursor is taken before the company is read, and stored
+ * only once the key is known to be this mirror's company's.
+ */
+async function syncCompany(client: ApiClient, mirror: Mirror, report: ResourceReport, fresh: readonly ResourceName[] | null): Promise<void> {
+  const cursor = fresh === null ? null : await fetchFeedCursor(client.api)
   const company = await fetchCompany(client.api)
   const held = mirror.companyId()
   if (held !== null && held !== company.id) {
     throw new MirrorMismatchError(`the mirror holds company ${held}'s data, and this key is company ${company.id}'s: use another --db`)
   }
-  const changed = mirror.apply('company', [company])
-  progress?.page('company', 1, 1)
-  mirror.completeSync('company', { startedAt, finishedAt: new Date(now()).toISOString(), mode: 'full' })
-  return { resource: 'company', mode: 'full', updatedSince: null, fetched: 1, pages: 1, changed, removed: 0 }
+  if (cursor !== null && fresh !== null) {
+    mirror.beginFullSync(cursor, fresh, fresh.filter((name) => name !== 'company'))
+    report.mode = 'list'
+  }
+  report.fetched += 1
+  report.pages += 1
+  report.changed += mirror.apply('company', [company])
 }
 
-async function syncList(
-  client: ApiClient,
-  mirror: Mirror,
-  resource: ListResource,
-  options: SyncOptions & { now: () => number },
-): Promise<ResourceReport> {
-  const { api } = client
-  const name = resource.name
-  const previous = mirror.syncState(name)
-  const updatedSince =
-    resource.incremental && options.full !== true && previous !== null
-      ? new Date(Date.parse(previous.startedAt) - (options.overlapMs ?? DEFAULT_OVERLAP_MS)).toISOString()
-      : null
-  const mode: SyncMode = updatedSince === null ? 'full' : 'incremental'
-  // Before the first request: anything written after this instant is in the next window.
-  const startedAt = new Date(options.now()).toISOString()
-  const perPage = options.perPage ?? PER_PAGE
-  const seen = new Set<number>()
-  const report: ResourceReport = { resource: name, mode, updatedSince, fetched: 0, pages: 0, changed: 0, removed: 0 }
+/** The full read: every list whose walk is not finished, each from where it stopped. Returns the lists it read. */
+async function readLists(client: ApiClient, mirror: Mirror, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions): Promise<Set<ResourceName>> {
+  const walked = new Set<ResourceName>()
+  for (const resource of LIST_RESOURCES) {
+    if (!wanted.includes(resource.name)) continue
+    const position = mirror.walkPosition(resource.name)
+    if (position === null) continue
+    await walkList(client, mirror, resource, position, reports.get(resource.name) as ResourceReport, options)
+    walked.add(resource.name)
+  }
+  mirror.completeFullSync()
+  return walked
+}
 
-  for (let page = 1; ; page++) {
-    const { data, pagination } = await resource.list(api, { page, per_page: perPage, ...(updatedSince === null ? {} : { updated_since: updatedSince }) })
+/**
+ * Reads `resource` by keyset from `after` to its end. Each page replaces the mirror's rows in
+ * the id range it covers, so a record missing from the list is removed, and a deletion during
+ * the walk cannot hide a record that still exists (ids never shift as offsets do).
+ */
+async function walkList(client: ApiClient, mirror: Mirror, resource: ListResource, after: number, report: ResourceReport, options: SyncOptions): Promise<void> {
+  report.mode = 'list'
+  const perPage = options.perPage ?? PER_PAGE
+  for (;;) {
+    const { data, pagination } = await resource.list(client.api, { starting_after: after, per_page: perPage })
+    const { has_more: more, next_starting_after: next } = pagination
+    if (more === undefined || next === undefined) {
+      throw new ApiError(`GET /v1/${resource.name}`, 200, null, 'the answer has no pagination.has_more: this API does not page by starting_after')
+    }
+    const applied = mirror.applyListPage(resource.name, data, after, more ? next : null)
     report.pages++
     report.fetched += data.length
-    report.changed += mirror.apply(name, data)
-    for (const record of data) seen.add(record.id)
-    options.progress?.page(name, report.fetched, Math.max(pagination.total, report.fetched))
-    if (page >= pagination.total_pages) break
+    report.changed += applied.changed
+    report.removed += applied.removed
+    options.progress?.page(resource.name, report.fetched, Math.max(pagination.total, report.fetched))
+    if (!more) return
+    after = next
   }
+}
 
-  if (mode === 'full') {
-    // Rows the listing did not return are gone, unless a deletion during paging shifted them
-    // past a page boundary: each is checked by id before it is dropped.
-    const gone: number[] = []
-    for (const id of mirror.ids(name)) {
-      if (seen.has(id)) continue
-      const record = await resource.get(api, id)
-      if (record === null) gone.push(id)
-      else {
-        report.fetched++
-        report.changed += mirror.apply(name, [record])
-      }
+/**
+ * Applies the feed from the stored cursor until it has no more: each page in one transaction,
+ * then its `next_cursor` saved. A crash between the two re-reads that page next time, and
+ * applying its events again changes nothing.
+ */
+async function followFeed(client: ApiClient, mirror: Mirror, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions) {
+  const types = eventTypes(wanted)
+  const limit = options.feedLimit ?? FEED_LIMIT
+  let cursor = mirror.feedState()?.cursor as string
+  let pages = 0
+  let events = 0
+  for (;;) {
+    const page = await fetchEvents(client.api, { after: cursor, types, limit })
+    for (const [resource, applied] of mirror.applyEvents(page.data)) {
+      const report = reports.get(resource)
+      if (report === undefined) continue
+      report.changed += applied.changed
+      report.removed += applied.removed
     }
-    report.removed = mirror.remove(name, gone)
+    for (const event of page.data) {
+      const resource = resourceOfEvent(event.type)
+      const report = resource === null ? undefined : reports.get(resource)
+      if (report !== undefined) report.events++
+    }
+    mirror.saveCursor(page.next_cursor)
+    cursor = page.next_cursor
+    pages++
+    events += page.data.length
+    options.progress?.page('events', events, events + (page.has_more ? limit : 0))
+    if (!page.has_more) return { pages, events, cursor }
   }
+}
 
-  mirror.completeSync(name, { startedAt, finishedAt: new Date(options.now()).toISOString(), mode })
-  return report
+/** The event types of `wanted`, sent as `types`: a key that cannot read one is refused (403) rather than shown fewer. */
+export function eventTypes(wanted: readonly ResourceName[]): EventType[] {
+  return [...COMPANY_EVENTS, ...LIST_RESOURCES.filter((r) => wanted.includes(r.name)).flatMap((r) => r.events)]
+}
+
+function wantedResources(resources: readonly ResourceName[] | undefined): ResourceName[] {
+  const asked = new Set(resources ?? LIST_RESOURCES.map((r) => r.name))
+  return ['company', ...LIST_RESOURCES.map((r) => r.name).filter((name) => asked.has(name))]
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item) => b.includes(item))
 }

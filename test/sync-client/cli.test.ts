@@ -59,7 +59,7 @@ describe('npm run sync-client', () => {
     expect(result.stdout).toBe('')
   })
 
-  it('mirrors everything, then reads only changes, printing a summary per resource; a bad key is one line and exit 1', async () => {
+  it('mirrors everything, then follows the events feed, printing a summary per resource; a bad key is one line and exit 1', async () => {
     server = await startApiServer()
     const db = join(directory, 'mirror.db')
     const args = ['--url', server.baseUrl, '--db', db]
@@ -67,14 +67,24 @@ describe('npm run sync-client', () => {
     const first = await run([...args, '--key', server.key])
     expect(first.stderr).toBe('')
     expect(first.code).toBe(0)
-    for (const { name } of LIST_RESOURCES) expect(first.stdout).toMatch(new RegExp(`^${name} +full +40 +1 +40 +0 +-$`, 'm'))
-    expect(first.stdout).toMatch(/^321 records in 9 pages, 9 requests \(0 retries\), \d+\.\d s; mirror: .*mirror\.db$/m)
+    expect(first.stdout).toMatch(/^full sync \(first run\): cursor first, then every list$/m)
+    for (const { name } of LIST_RESOURCES) expect(first.stdout).toMatch(new RegExp(`^${name} +list +40 +1 +0 +40 +0$`, 'm'))
+    // The cursor, the company, one page of each list, one page of the feed.
+    expect(first.stdout).toMatch(/^321 records in 9 pages, 0 events in 1 feed pages, 11 requests \(0 retries\), \d+\.\d s; mirror: .*mirror\.db$/m)
 
-    // The key from the environment this time.
+    // A change, then a run with the key from the environment: only the feed, and the roles.
+    const todo = await fetch(`${server.baseUrl}/v1/todos`, {
+      method: 'POST',
+      headers: { 'x-api-key': server.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'From the CLI test', list_id: 1, assigned_to: 1 }),
+    })
+    expect(todo.status, await todo.clone().text()).toBe(201)
     const second = await run(args, { WORKFORCE_API_KEY: server.key })
     expect(second.code).toBe(0)
-    expect(second.stdout).toMatch(/^users +incremental +0 +1 +0 +0 +\d{4}-\d\d-\d\dT[\d:.]+Z$/m)
-    expect(second.stdout).toMatch(/^roles +full +40 +1 +0 +0 +-$/m)
+    expect(second.stdout).toMatch(/^followed the events feed$/m)
+    expect(second.stdout).toMatch(/^users +feed +0 +0 +0 +0 +0$/m)
+    expect(second.stdout).toMatch(/^todos +feed +0 +0 +1 +1 +0$/m)
+    expect(second.stdout).toMatch(/^roles +list +40 +1 +0 +0 +0$/m)
 
     const mirror = Mirror.open(db)
     try {
@@ -87,11 +97,20 @@ describe('npm run sync-client', () => {
     expect(refused).toEqual({ code: 1, stdout: '', stderr: 'sync-client: GET /v1/company: 401 unauthorized (Invalid or missing API key): check --key\n' })
   })
 
+  it('a key that cannot read a resource it mirrors is refused in one line, not silently given fewer events', async () => {
+    server = await startApiServer()
+    const db = join(directory, 'mirror.db')
+    const narrow = await server.t.keyFor(1, ['company:read', 'users:read'])
+    const result = await run(['--url', server.baseUrl, '--db', db, '--key', narrow])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^sync-client: GET \/v1\/employees: 403 forbidden .*: the key must read every resource it mirrors, and their events\n$/)
+  })
+
   it('names an unreachable server in one line', async () => {
     const port = await freePort()
     const result = await run(['--url', `http://127.0.0.1:${port}/api/public`, '--key', 'owk_x', '--db', join(directory, 'm.db')])
     expect(result.code).toBe(1)
-    expect(result.stderr).toMatch(/^retrying GET \/api\/public\/v1\/company in \d+ s \(no response\)\n/)
+    expect(result.stderr).toMatch(/^retrying GET \/api\/public\/v1\/events\/cursor in \d+ s \(no response\)\n/)
     expect(result.stderr.split('\n').at(-2)).toBe('sync-client: cannot connect to the API: connection refused (is the server running, on this port?)')
   })
 })

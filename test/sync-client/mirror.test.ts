@@ -66,18 +66,55 @@ describe('the SQLite mirror', () => {
     expect(mirror.records('shifts')).toEqual([newest])
   })
 
-  it('keeps resources apart, and its rows and sync state across reopening', () => {
+  it('a keyset page replaces the rows of the id range it covers: missing ones are removed, rows outside it kept', () => {
     mirror = Mirror.open(join(directory, 'mirror.db'))
-    mirror.apply('shifts', [shift(1, '2026-01-05T08:00:00.000Z')])
-    mirror.completeSync('shifts', { startedAt: '2026-06-01T09:00:00.000Z', finishedAt: '2026-06-01T09:00:01.000Z', mode: 'full' })
+    mirror.apply('shifts', [1, 2, 3, 5, 8, 9].map((id) => shift(id, '2026-01-05T08:00:00.000Z')))
+
+    // Ids above 1 up to 5: the API listed 2 and 5, so 3 is gone.
+    expect(mirror.applyListPage('shifts', [shift(2, '2026-01-05T08:00:00.000Z'), shift(5, '2026-01-05T08:00:00.000Z')], 1, 5)).toEqual({ changed: 0, removed: 1 })
+    expect(mirror.ids('shifts')).toEqual([1, 2, 5, 8, 9])
+    // The last page: everything above 5 is what it holds.
+    expect(mirror.applyListPage('shifts', [shift(9, '2026-02-01T08:00:00.000Z'), shift(12, '2026-02-01T08:00:00.000Z')], 5, null)).toEqual({ changed: 2, removed: 1 })
+    expect(mirror.ids('shifts')).toEqual([1, 2, 5, 9, 12])
+  })
+
+  it('applies events in order, a deletion by data.id; applying the same page again changes nothing', () => {
+    mirror = Mirror.open(join(directory, 'mirror.db'))
+    mirror.apply('shifts', [shift(1, '2026-01-05T08:00:00.000Z'), shift(2, '2026-01-05T08:00:00.000Z')])
+    const event = (type: string, data: object) => ({ id: `evt_${type}`, type, created_at: '2026-06-01T09:00:00.000Z', company_id: 1, data: data as Record<string, unknown> })
+    const page = [
+      event('shifts.updated', shift(1, '2026-06-01T09:00:00.000Z', 'cancelled')),
+      event('shifts.created', shift(3, '2026-06-01T09:00:00.000Z')),
+      event('shifts.deleted', shift(2, '2026-01-05T08:00:00.000Z')),
+      event('shifts.deleted', shift(3, '2026-06-01T09:00:00.000Z')),
+      event('teams.created', { id: 1, updated_at: '2026-06-01T09:00:00.000Z' }),
+    ]
+
+    expect(mirror.applyEvents(page)).toEqual(new Map([['shifts', { changed: 2, removed: 2 }]]))
+    const once = rawRows('shifts')
+    expect(once.map((row) => (row as { id: number }).id)).toEqual([1])
+    expect(mirror.applyEvents(page)).toEqual(new Map([['shifts', { changed: 1, removed: 1 }]]))
+    expect(rawRows('shifts')).toEqual(once)
+  })
+
+  it('keeps resources apart, and its rows, cursor and full-read progress across reopening', () => {
+    mirror = Mirror.open(join(directory, 'mirror.db'))
+    expect(mirror.feedState()).toBeNull()
+    mirror.beginFullSync('ec1_a', ['company', 'shifts', 'absences'], ['shifts', 'absences'])
+    mirror.applyListPage('shifts', [shift(1, '2026-01-05T08:00:00.000Z')], 0, 1)
     mirror.close()
 
     mirror = Mirror.open(join(directory, 'mirror.db'))
     expect(mirror.ids('shifts')).toEqual([1])
     expect(mirror.ids('absences')).toEqual([])
-    expect(mirror.syncState('shifts')).toEqual({ startedAt: '2026-06-01T09:00:00.000Z', finishedAt: '2026-06-01T09:00:01.000Z', mode: 'full' })
-    expect(mirror.syncState('absences')).toBeNull()
-    expect(mirror.remove('shifts', [1, 99])).toBe(1)
-    expect(mirror.ids('shifts')).toEqual([])
+    expect(mirror.feedState()).toEqual({ cursor: 'ec1_a', resources: ['company', 'shifts', 'absences'], listed: false })
+    expect(mirror.walkPosition('shifts')).toBe(1)
+    expect(mirror.walkPosition('absences')).toBe(0)
+    mirror.applyListPage('shifts', [], 1, null)
+    expect(mirror.walkPosition('shifts')).toBeNull()
+    mirror.completeFullSync()
+    mirror.saveCursor('ec1_b')
+    expect(mirror.feedState()).toEqual({ cursor: 'ec1_b', resources: ['company', 'shifts', 'absences'], listed: true })
+    expect(mirror.walkPosition('absences')).toBeNull()
   })
 })
