@@ -17,6 +17,7 @@ import type { OperationExample } from '../src/openapi/example-types.js'
 import { workforceAdmin } from '../src/admin/plugin.js'
 import { exampleSeed, type ExampleRequest } from '../src/api/examples.js'
 import { CONTRACT_RESOURCES } from '../src/api/index.js'
+import { EVENT_FEED_EXAMPLES } from '../src/api/events-feed.js'
 import { workforceApi } from '../src/plugin.js'
 import type { Dataset } from '../src/ports/dataset.js'
 import { generateDataset } from '../src/seed/generate.js'
@@ -38,7 +39,8 @@ const COMPANY = 1
  */
 function exampleRequests(data: Dataset): [string, ExampleRequest][] {
   const seed = exampleSeed(data, COMPANY)
-  const requests = CONTRACT_RESOURCES.flatMap((declaration) => Object.entries(declaration.docs.examples?.(seed) ?? {}))
+  // The feed's last: it shows the events of the resources' example writes.
+  const requests = [...CONTRACT_RESOURCES.flatMap((declaration) => Object.entries(declaration.docs.examples?.(seed) ?? {})), ...Object.entries(EVENT_FEED_EXAMPLES)]
   const repeated = requests.find(([operationId], index) => requests.findIndex(([other]) => other === operationId) !== index)
   if (repeated !== undefined) throw new Error(`two resources declare an example of ${repeated[0]}`)
   return requests
@@ -83,13 +85,28 @@ export async function recordExamples(): Promise<Record<string, OperationExample>
         ...(request.query === undefined ? {} : { query: request.query }),
         ...(request.body === undefined ? {} : { body: request.body }),
         status: response.statusCode,
-        response: response.json(),
+        response: withStableEventIds(response.json()),
       }
     }
     return examples
   } finally {
     await app.close()
   }
+}
+
+/**
+ * Event ids are random (`evt_` + 24 base32 characters); in a recorded example each becomes a
+ * fixed one of the same shape, numbered in order of appearance, so the document is stable.
+ */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
+
+function withStableEventIds(answer: unknown): unknown {
+  const ids = new Map<string, string>()
+  return JSON.parse(JSON.stringify(answer), (_key, value: unknown) => {
+    if (typeof value !== 'string' || !/^evt_[a-z2-7]{24}$/.test(value)) return value
+    if (!ids.has(value)) ids.set(value, `evt_example${'a'.repeat(12)}${BASE32[ids.size % 32]}`)
+    return ids.get(value)
+  })
 }
 
 export function examplesModule(examples: Record<string, OperationExample>): string {

@@ -34,6 +34,15 @@ export const UnauthorizedError = createError('unauthorized', UNAUTHORIZED_MESSAG
 export const ForbiddenError = createError('forbidden', '%s', 403)
 export const NotFoundError = createError('not_found', '%s', 404)
 export const ConflictError = createError('conflict', '%s', 409)
+/** The events feed's cursor is older than the retained history: the client must sync again from scratch (docs/api.md). */
+export class CursorExpiredError extends Error {
+  readonly code = 'cursor_expired'
+  readonly statusCode = 410
+  constructor(message: string) {
+    super(message)
+    this.name = 'CursorExpiredError'
+  }
+}
 /** Spec 7: 429 with `Retry-After`; the code is ours (the spec leaves it open). */
 export const RateLimitedError = createError('rate_limited', '%s', 429)
 
@@ -47,7 +56,7 @@ export class ValidationError extends Error {
 }
 
 /** The codes our own errors carry; any other error is named by its status (`STATUS_CODES`). */
-export const API_ERROR_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'rate_limited', 'validation_error'])
+export const API_ERROR_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'conflict', 'cursor_expired', 'rate_limited', 'validation_error'])
 
 /** Maps an HTTP status of a Fastify or unknown error to the API's error code. */
 export const STATUS_CODES: Readonly<Record<number, string>> = {
@@ -59,6 +68,7 @@ export const STATUS_CODES: Readonly<Record<number, string>> = {
   406: 'not_acceptable',
   408: 'request_timeout',
   409: 'conflict',
+  410: 'gone',
   413: 'payload_too_large',
   414: 'uri_too_long',
   415: 'unsupported_media_type',

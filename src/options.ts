@@ -9,6 +9,7 @@ import type { ListConcurrencyOptions } from './api/company-read-limiter.js'
 import type { InviteSender } from './ports/invite-sender.js'
 import type { WebhookTransport } from './ports/webhook-transport.js'
 import type { EndpointDisabledNotice, EndpointFailingNotice } from './webhooks/dispatcher.js'
+import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry.js'
 
 export const MODULE_CACHE_TTL_MS = 5_000
 /** Spec-independent ceiling on how stale a cached key may be: a revoked key dies within this. */
@@ -123,7 +124,10 @@ export interface WebhookOptions {
    * attempted again after this. Must exceed `timeoutMs`. Default `timeoutMs` + 30,000.
    */
   leaseMs?: number
-  /** Delivered and failed deliveries and their events are purged after this (ms). Default 30 days. */
+  /**
+   * Delivered and failed deliveries and their events are purged after this (ms), and the events
+   * feed (`GET /v1/events`) keeps events this long. At least the length of `retrySchedule`. Default 30 days.
+   */
   retentionMs?: number
   /** How often an idle dispatcher looks for due deliveries (ms) when nothing wakes it. Default 1,000. */
   pollIntervalMs?: number
@@ -338,6 +342,12 @@ function checkWebhookOptions(webhook: WebhookOptions | undefined): void {
     fail('webhookOptions.leaseMs', 'must exceed webhookOptions.timeoutMs (an attempt still running must keep its claim)')
   }
   checkInteger('webhookOptions.retentionMs', webhook.retentionMs, 1, Number.MAX_SAFE_INTEGER)
+  // The events feed keeps events for the retention period: at least as long as a delivery may
+  // still be retried, so a client can always find in the feed what a failing endpoint missed.
+  const retried = (retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS).reduce((total, delay) => total + delay, 0)
+  if ((webhook.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs) < retried) {
+    fail('webhookOptions.retentionMs', `must be at least the length of the retry schedule (${retried} ms): the events feed keeps events that long`)
+  }
   checkInteger('webhookOptions.pollIntervalMs', webhook.pollIntervalMs, 10, 60_000)
   checkInteger('webhookOptions.concurrency', webhook.concurrency, 1, 10_000)
   checkInteger('webhookOptions.endpointConcurrency', webhook.endpointConcurrency, 1, 1_000)

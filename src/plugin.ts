@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ResourceCatalogue } from './api/catalogue.js'
+import { eventFeedRoutes } from './api/events-feed.js'
 import { ListPages } from './api/list-pages.js'
 import { CompanyReadLimiter } from './api/company-read-limiter.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
@@ -100,6 +101,8 @@ const api = fp(
       : undefined
     const reads = options.listConcurrency === false ? undefined : new CompanyReadLimiter(options.listConcurrency)
     const routes = catalogue.routes({ storage, writes: writeContext, pages: new ListPages(), ...(reads === undefined ? {} : { reads }) })
+    // The events feed lists what the webhook store keeps: without one there are no events.
+    if (options.webhooks !== undefined) routes.push(...eventFeedRoutes({ store: options.webhooks, catalogue, modules: options.moduleCache }))
     const openapi = options.openapi ?? true
     if (openapi !== false) {
       const settings = openapi === true ? {} : openapi

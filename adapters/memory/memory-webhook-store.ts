@@ -4,9 +4,13 @@ import type {
   AttemptOutcome,
   ClaimedDelivery,
   ClaimPolicy,
+  FeedPage,
+  FeedQuery,
   FinishedAttempt,
   DeliveryPage,
   DeliveryQuery,
+  ReplayPeriod,
+  ReplayResult,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
   WebhookDisabledReason,
@@ -18,6 +22,15 @@ import type { ChangeEvent, WriteTransaction } from '../../src/ports/write-storag
 import { HEALTHY, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import type { TransactionGate } from '../transaction-gate.js'
 import { MemoryAuditStore } from './memory-audit-store.js'
+
+/** A company's events feed: positions are given as events are recorded, and transactions here run one at a time, so recording order is commit order. */
+interface MemoryFeed {
+  head: number
+  /** Events at or below this position may have been purged. */
+  horizon: number
+  /** In position order. */
+  entries: Array<{ id: string; position: number; type: string; payload: string }>
+}
 
 interface DeliveryRow extends WebhookDeliveryRecord {
   lease: string | null
@@ -36,6 +49,7 @@ export class MemoryWebhookStore implements WebhookStore {
   readonly events = new Map<string, ChangeEvent>()
   readonly deliveries: DeliveryRow[] = []
   #nextDeliveryId = 1
+  readonly #feeds = new Map<number, MemoryFeed>()
   readonly #listeners = new Set<() => void>()
 
   constructor(
@@ -51,6 +65,12 @@ export class MemoryWebhookStore implements WebhookStore {
   fanOut(event: ChangeEvent, undo: Array<() => void>): number {
     this.events.set(event.id, { ...event })
     undo.push(() => this.events.delete(event.id))
+    const feed = this.#feedOf(event.company_id)
+    feed.head += 1
+    const entry = { id: event.id, position: feed.head, type: event.type, payload: event.payload }
+    feed.entries.push(entry)
+    // A rolled-back event leaves its position unused: positions may have gaps, never repeats.
+    undo.push(() => feed.entries.splice(feed.entries.indexOf(entry), 1))
     let created = 0
     for (const endpoint of this.endpoints.values()) {
       if (endpoint.company_id !== event.company_id || endpoint.status !== 'enabled') continue
@@ -224,6 +244,37 @@ export class MemoryWebhookStore implements WebhookStore {
     })
   }
 
+  replay(endpointId: string, period: ReplayPeriod, now: Date, audit?: AuditEntry): Promise<ReplayResult> {
+    return this.gate.exclusive(async () => {
+      const endpoint = this.endpoints.get(endpointId)
+      if (endpoint === undefined) return { count: 0, more: false }
+      const types = new Set(period.types)
+      const existing = new Map(this.deliveries.filter((row) => row.endpoint_id === endpointId).map((row) => [row.event_id, row]))
+      // The events Map keeps recording order; the stable sort keeps it among equal instants.
+      const candidates = [...this.events.values()]
+        .filter(
+          (event) =>
+            event.company_id === endpoint.company_id &&
+            types.has(event.type) &&
+            event.occurred_at >= period.since &&
+            event.occurred_at < period.until &&
+            // Never delivered to it, or only as a failed delivery.
+            [undefined, 'failed'].includes(existing.get(event.id)?.status),
+        )
+        .sort((a, b) => a.occurred_at.getTime() - b.occurred_at.getTime())
+      const chosen = candidates.slice(0, Math.max(0, period.limit))
+      if (chosen.length === 0) return { count: 0, more: candidates.length > 0 }
+      this.audit.check(audit)
+      for (const event of chosen) {
+        const row = existing.get(event.id)
+        if (row === undefined) this.#newDelivery(endpointId, event, now)
+        else Object.assign(row, { status: 'pending', attempts: 0, next_attempt_at: now, lease: null, updated_at: now })
+      }
+      this.audit.record(audit)
+      return { count: chosen.length, more: candidates.length > chosen.length }
+    })
+  }
+
   async sendTest(endpointId: string, event: ChangeEvent, now: Date, audit?: AuditEntry): Promise<boolean> {
     const sent = await this.gate.exclusive(async () => {
       if (!this.endpoints.has(endpointId)) return false
@@ -263,11 +314,52 @@ export class MemoryWebhookStore implements WebhookStore {
         if (purged >= limit) break
         if (event.occurred_at < before && !needed.has(id)) {
           this.events.delete(id)
+          this.#forget(event)
           purged += 1
         }
       }
       return purged
     })
+  }
+
+  readFeed(companyId: number, query: FeedQuery): Promise<FeedPage> {
+    return this.gate.exclusive(async () => {
+      const feed = this.#feedOf(companyId)
+      const after = query.after ?? feed.horizon
+      if (after < feed.horizon) return { expired: true }
+      const upper = Math.min(after + query.scan, feed.head)
+      const types = new Set(query.types)
+      const events: Array<{ position: number; payload: string }> = []
+      for (let index = firstAfter(feed.entries, after); index < feed.entries.length && events.length < query.limit; index += 1) {
+        const entry = feed.entries[index] as MemoryFeed['entries'][number]
+        if (entry.position > upper) break
+        if (types.has(entry.type)) events.push({ position: entry.position, payload: entry.payload })
+      }
+      const next = events.length === query.limit ? (events.at(-1)?.position ?? upper) : Math.max(after, upper)
+      return { expired: false, events, next, has_more: next < feed.head }
+    })
+  }
+
+  feedHead(companyId: number): Promise<number> {
+    return this.gate.exclusive(async () => this.#feedOf(companyId).head)
+  }
+
+  #feedOf(companyId: number): MemoryFeed {
+    let feed = this.#feeds.get(companyId)
+    if (feed === undefined) {
+      feed = { head: 0, horizon: 0, entries: [] }
+      this.#feeds.set(companyId, feed)
+    }
+    return feed
+  }
+
+  /** Takes a purged event out of its company's feed and moves the horizon over it: a cursor below it is expired. */
+  #forget(event: ChangeEvent): void {
+    const feed = this.#feeds.get(event.company_id)
+    const index = feed?.entries.findIndex((entry) => entry.id === event.id) ?? -1
+    if (feed === undefined || index < 0) return
+    const [entry] = feed.entries.splice(index, 1)
+    feed.horizon = Math.max(feed.horizon, entry?.position ?? 0)
   }
 
   async subscribeDue(wake: () => void): Promise<() => Promise<void>> {
@@ -361,4 +453,16 @@ function copyEndpoint(endpoint: WebhookEndpointRecord): WebhookEndpointRecord {
 function withAttempts(row: DeliveryRow) {
   const { lease: _lease, attempt_log, ...delivery } = row
   return { ...structuredClone(delivery), attempts_made: structuredClone(attempt_log) }
+}
+
+/** The index of the first entry with a position above `after` (entries are in position order). */
+function firstAfter(entries: ReadonlyArray<{ position: number }>, after: number): number {
+  let low = 0
+  let high = entries.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((entries[middle] as { position: number }).position <= after) low = middle + 1
+    else high = middle
+  }
+  return low
 }

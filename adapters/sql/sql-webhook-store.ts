@@ -6,9 +6,13 @@ import type {
   ClaimedDelivery,
   ClaimPolicy,
   EndpointHealth,
+  FeedPage,
+  FeedQuery,
   FinishedAttempt,
   DeliveryPage,
   DeliveryQuery,
+  ReplayPeriod,
+  ReplayResult,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
   WebhookDisabledReason,
@@ -24,6 +28,7 @@ import { HEALTHY, healthChanged, nextEndpointHealth } from '../../src/webhooks/b
 import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
 import { changeEventRow, pendingDelivery, recordOutboxEvents, type SqlOutboxOptions } from './webhook-outbox.js'
+import { purgeFeedEvents, SqlEventFeed } from './sql-event-feed.js'
 
 const ENDPOINTS = 'wfa_webhook_endpoints'
 const DELIVERIES = 'wfa_webhook_deliveries'
@@ -31,6 +36,8 @@ const ATTEMPTS = 'wfa_webhook_attempts'
 const EVENTS = 'wfa_change_events'
 /** Postgres: the advisory lock (two-int form) that makes claims one at a time, so caps counted in one claim hold across instances. */
 const CLAIM_LOCK = sql`2026112608, 1`
+/** Rows per statement of `replay`: far below both dialects' bound-parameter limits (a delivery row binds 11). */
+const REPLAY_ROWS_PER_STATEMENT = 500
 /** Stands for "no limit" in the claim query when `claimDue` gets no policy. */
 const NO_LIMIT = 1_000_000_000
 
@@ -68,6 +75,7 @@ export class SqlWebhookStore implements WebhookStore {
   readonly #notify: DueNotifier | undefined
   readonly #outbox: SqlOutboxOptions
   readonly #schema: string | undefined
+  readonly #feed: SqlEventFeed
   readonly subscribeDue?: (wake: () => void) => Promise<() => Promise<void>>
 
   constructor(
@@ -80,6 +88,7 @@ export class SqlWebhookStore implements WebhookStore {
     this.#notify = options.notifyDue
     this.#outbox = { lockRows: this.#lockRows, notify: options.notifyDue }
     this.#schema = options.schema
+    this.#feed = new SqlEventFeed(db, codec, this.#transact, this.#lockRows)
     const subscribe = options.subscribeDue
     if (subscribe !== undefined) this.subscribeDue = (wake) => subscribe(wake)
   }
@@ -549,6 +558,68 @@ export class SqlWebhookStore implements WebhookStore {
     })
   }
 
+  replay(endpointId: string, period: ReplayPeriod, now: Date, audit?: AuditEntry): Promise<ReplayResult> {
+    const c = this.codec
+    const at = c.instant(now)
+    const limit = Math.max(0, Math.floor(period.limit))
+    if (period.types.length === 0) return Promise.resolve({ count: 0, more: false })
+    return this.#transact(async (trx) => {
+      // Shared, as in `sendTest`: a concurrent delete waits, then takes these deliveries with it.
+      let found = trx.selectFrom(ENDPOINTS).select('company_id').where('id', '=', endpointId)
+      if (this.#lockRows) found = found.forShare()
+      const endpoint = await found.executeTakeFirst()
+      if (endpoint === undefined) return { count: 0, more: false }
+      const companyId = c.readInt(endpoint.company_id)
+      // The company's events of the period (by the (company_id, occurred_at) index), each joined to this
+      // endpoint's delivery of it by the (endpoint_id, event_id) unique index. One more row than
+      // `limit` tells whether more remain. Events older than the webhook migration have no id or payload.
+      const candidates = await trx
+        .selectFrom(`${EVENTS} as e`)
+        .leftJoin(`${DELIVERIES} as d`, (join) => join.onRef('d.event_id', '=', 'e.event_id').on('d.endpoint_id', '=', endpointId))
+        .select(['e.id as row_id', 'e.event_id', 'e.type', 'd.id as delivery_id'])
+        .where('e.company_id', '=', companyId)
+        .where('e.type', 'in', [...period.types])
+        .where('e.occurred_at', '>=', c.instant(period.since))
+        .where('e.occurred_at', '<', c.instant(period.until))
+        .where('e.event_id', 'is not', null)
+        .where('e.payload', 'is not', null)
+        .where((eb) => eb.or([eb('d.id', 'is', null), eb('d.status', '=', 'failed')]))
+        .orderBy('e.occurred_at')
+        .orderBy('e.id')
+        .limit(limit + 1)
+        .execute()
+      const chosen = candidates.slice(0, limit)
+      const more = candidates.length > limit
+      const due = { status: 'pending', attempts: 0, next_attempt_at: at, lease: null, updated_at: at }
+      const failed = chosen.filter((row) => row.delivery_id !== null).map((row) => c.readInt(row.delivery_id))
+      const missing = chosen
+        .filter((row) => row.delivery_id === null)
+        .map((row) => pendingDelivery(endpointId, { id: row.event_id as string, type: row.type as string, company_id: companyId }, c.readInt(row.row_id), at))
+      let count = 0
+      for (let start = 0; start < failed.length; start += REPLAY_ROWS_PER_STATEMENT) {
+        // Still failed: a concurrent redelivery may have made one pending since the read.
+        const ids = failed.slice(start, start + REPLAY_ROWS_PER_STATEMENT)
+        const result = await trx.updateTable(DELIVERIES).set(due).where('id', 'in', ids).where('status', '=', 'failed').executeTakeFirst()
+        count += Number(result.numUpdatedRows)
+      }
+      for (let start = 0; start < missing.length; start += REPLAY_ROWS_PER_STATEMENT) {
+        // A delivery a concurrent redelivery created since the read is kept as it is.
+        const inserted = await trx
+          .insertInto(DELIVERIES)
+          .values(missing.slice(start, start + REPLAY_ROWS_PER_STATEMENT))
+          .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
+          .returning('id')
+          .execute()
+        count += inserted.length
+      }
+      if (count > 0) {
+        await this.#notify?.(trx)
+        await this.#audit(trx, audit)
+      }
+      return { count, more }
+    })
+  }
+
   sendTest(endpointId: string, event: ChangeEvent, now: Date, audit?: AuditEntry): Promise<boolean> {
     const c = this.codec
     const at = c.instant(now)
@@ -622,25 +693,16 @@ export class SqlWebhookStore implements WebhookStore {
       }
       const room = limit - deliveries.length
       if (room === 0) return deliveries.length
-      const unneeded = trx
-        .selectFrom(`${EVENTS} as ev`)
-        .select('ev.id')
-        .where('ev.occurred_at', '<', cutoff)
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom(`${DELIVERIES} as dl`)
-                .select(sql<number>`1`.as('one'))
-                .whereRef('dl.change_event_id', '=', 'ev.id'),
-            ),
-          ),
-        )
-        .orderBy('ev.id')
-        .limit(room)
-      const events = await trx.deleteFrom(EVENTS).where('id', 'in', unneeded).executeTakeFirst()
-      return deliveries.length + Number(events.numDeletedRows)
+      return deliveries.length + (await purgeFeedEvents(trx, c, cutoff, room, this.#lockRows))
     })
+  }
+
+  readFeed(companyId: number, query: FeedQuery): Promise<FeedPage> {
+    return this.#feed.read(companyId, query)
+  }
+
+  feedHead(companyId: number): Promise<number> {
+    return this.#feed.head(companyId)
   }
 
   /** Writes `audit`, if given, on the change's transaction `trx`: call it once the change has happened. */

@@ -194,6 +194,14 @@ describe('host app: the teams resource over HTTP', () => {
     expect(get.body.data.updated_at > team!.updated_at).toBe(true)
     expect(payload).toMatchObject({ type: 'teams.updated', company_id: 1 })
     expect(payload.data).toEqual(get.body.data)
+    // The events feed lists the same event, byte for byte the delivered body, to a key of the
+    // host's scope; a key without it sees no teams events and may not ask for them.
+    const feed = await api('/v1/events?types=teams.updated', key)
+    expect(feed.status).toBe(200)
+    expect(feed.body.data.at(-1)).toEqual(JSON.parse(delivery!.body))
+    const other = await keyFor(1, ['company:read'])
+    expect((await api('/v1/events', other)).body.data.filter((event: { type: string }) => event.type.startsWith('teams.'))).toEqual([])
+    expectError(await api('/v1/events?types=teams.updated', other), 403, 'forbidden')
   })
 
   it("renaming another organisation's team is a 404 and publishes nothing", async () => {

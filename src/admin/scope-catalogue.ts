@@ -16,7 +16,7 @@ export interface ScopeEntry {
  */
 export function describeScopes(scopes: readonly string[], routes: readonly Pick<RouteSpec, 'scope' | 'summary'>[]): Record<string, string> {
   const summaries = new Map<string, string[]>(scopes.map((scope) => [scope, []]))
-  for (const { scope, summary } of routes) summaries.get(scope)?.push(summary)
+  for (const { scope, summary } of routes) if (scope !== undefined) summaries.get(scope)?.push(summary)
   return Object.fromEntries(
     [...summaries].map(([scope, lines]) => [scope, lines.map((line, index) => (index === 0 ? line : `${line[0]?.toLowerCase()}${line.slice(1)}`)).join(', ')]),
   )

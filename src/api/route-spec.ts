@@ -39,8 +39,14 @@ export interface RouteSpec {
   summary: string
   /** The resource the route belongs to: one tag per resource. */
   tag: string
-  /** The one scope the key must hold (its resource's read or write scope); its platform module must be active (spec 5). */
-  scope: string
+  /**
+   * The one scope the key must hold (its resource's read or write scope); its platform module
+   * must be active (spec 5). Absent on the events feed only: any valid key may call it, and it
+   * shows each key the event types its scopes and modules allow.
+   */
+  scope?: string
+  /** The route resumes from a cursor that can expire: it may answer 410 `cursor_expired`. */
+  expiringCursor?: boolean
   schema: RouteSchemas
   /** Largest accepted body in bytes; larger is a 413. */
   bodyLimit?: number
@@ -73,7 +79,8 @@ export function routeSpecOf(route: RouteOptions): RouteSpec | undefined {
 
 /** Renders an event inside the transaction of its change (`ResourceCatalogue.renderEvent`). */
 export interface EventRenderer {
-  renderEvent(input: { type: string; companyId: number; record: unknown }, now: Date): ChangeEvent
+  /** `previous`: for an `*.updated` event, the record before the change (`previous_attributes`). */
+  renderEvent(input: { type: string; companyId: number; record: unknown; previous?: unknown }, now: Date): ChangeEvent
 }
 
 /** What the write routes need beyond storage: present only when the host configured writes. */

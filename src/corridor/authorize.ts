@@ -5,10 +5,10 @@ import { ForbiddenError } from '../errors.js'
 import type { ResourceCatalogue } from '../api/catalogue.js'
 import type { CorridorStage, StageResponses } from './stage.js'
 
-/** A missing scope and an inactive module are the same 403, on every route: each has a scope. */
+/** A missing scope and an inactive module are the same 403, on every route with a scope (all but the events feed). */
 export const AUTHORIZE_RESPONSES: StageResponses = {
   stage: 'authorize',
-  responses: [{ status: 403, code: 'forbidden' }],
+  responses: [{ status: 403, code: 'forbidden', when: (route) => route.scope !== undefined }],
 }
 
 /**
@@ -19,6 +19,8 @@ export function authorize(modules: ModuleCache, catalogue: Pick<ResourceCatalogu
   return {
     name: AUTHORIZE_RESPONSES.stage,
     hooksFor({ scope }) {
+      // A route without a scope (the events feed) narrows what each key sees itself.
+      if (scope === undefined) return null
       const module = catalogue.moduleOf(scope)
       const onRequest = async (request: FastifyRequest) => {
         const auth = request.workforceAuth as AuthenticatedKey

@@ -75,7 +75,8 @@ export interface RouteTableEntry {
   /** With the prefix, e.g. `/api/public/v1/todos/:id`. */
   url: string
   operationId: string
-  scope: string
+  /** The scope the route needs; null on the events feed, which any valid key may call. */
+  scope: string | null
   /** Names of the corridor stages on this route, in the order they run. */
   stages: readonly string[]
 }
@@ -109,7 +110,7 @@ export async function registerCorridor(app: FastifyInstance, stages: readonly Co
       return hooks === null ? [] : [{ name: stage.name, hooks }]
     })
     attach(route, guarding.map(({ hooks }) => hooks))
-    table.push({ method: String(route.method), url: route.url, operationId: spec.operationId, scope: spec.scope, stages: guarding.map(({ name }) => name) })
+    table.push({ method: String(route.method), url: route.url, operationId: spec.operationId, scope: spec.scope ?? null, stages: guarding.map(({ name }) => name) })
   })
 }
 

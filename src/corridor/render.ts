@@ -12,7 +12,10 @@ export const RENDER_RESPONSES: StageResponses = {
   stage: 'render',
   anywhere: true,
   responses: [
+    // The events feed checks scopes and modules itself, for the event types a request names.
+    { status: 403, code: 'forbidden', when: (route) => route.scope === undefined && route.expiringCursor === true },
     { status: 409, code: 'conflict', when: (route) => route.method !== 'GET' },
+    { status: 410, code: 'cursor_expired', when: (route) => route.expiringCursor === true },
     { status: 500, code: 'internal_error' },
     { status: 503, code: 'service_unavailable', headers: ['Retry-After'] },
     { status: 504, code: 'query_timeout' },

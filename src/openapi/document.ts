@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { ResourceCatalogue } from '../api/catalogue.js'
+import { EVENT_FEED_DOCS } from '../api/events-feed.js'
 import { Pagination } from '../api/pagination.js'
 import type { AnyResourceDeclaration } from '../api/resource.js'
 import type { RouteSpec } from '../api/route-spec.js'
@@ -147,23 +148,25 @@ export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<str
   const resourceOf = (name: string) => {
     const found = catalogue.resource(name)
     if (found === undefined) throw new Error(`openapi: no schema for the events of ${name}`)
-    return { schemaRef: `#/components/schemas/${found.component}`, singular: found.singular }
+    return { schemaRef: `#/components/schemas/${found.component}`, singular: found.singular, fields: Object.keys(found.item.properties ?? {}) }
   }
   return { ...document, webhooks: webhooksSection(catalogue.eventTypes, resourceOf) }
 }
 
 function completeOperation(operation: Operation, spec: RouteSpec, catalogue: ResourceCatalogue): void {
-  const docs = catalogue.operationDocs(spec.operationId, spec.tag)
-  const module = catalogue.moduleOf(spec.scope)
+  const docs = catalogue.operationDocs(spec.operationId, spec.tag) ?? EVENT_FEED_DOCS[spec.operationId]
   const parameterDocs = catalogue.resource(spec.tag)?.docs.parameters
+  const scope = spec.scope
   operation.description = [
     docs?.description,
-    `Needs the scope \`${spec.scope}\`; the company's \`${module}\` module must be active.`,
+    scope === undefined
+      ? 'Any valid key may call it; each key sees the event types of the resources its scopes can read, for the modules active for your company.'
+      : `Needs the scope \`${scope}\`; the company's \`${catalogue.moduleOf(scope)}\` module must be active.`,
   ]
     .filter((line) => line !== undefined)
     .join('\n\n')
-  operation.security = [{ ApiKey: [spec.scope] }, { Bearer: [spec.scope] }]
-  operation['x-required-scope'] = spec.scope
+  operation.security = scope === undefined ? [{ ApiKey: [] }, { Bearer: [] }] : [{ ApiKey: [scope] }, { Bearer: [scope] }]
+  if (scope !== undefined) operation['x-required-scope'] = scope
 
   const parameters = operation.parameters ?? []
   for (const parameter of parameters) {

@@ -84,6 +84,12 @@ const ERROR_PROSE: Record<number, ErrorProse> = {
     description: 'No record with this id exists in your company. Records of other companies are never visible: they are not found either.',
     example: 'Resource not found',
   },
+  410: {
+    name: 'CursorExpired',
+    description:
+      'The cursor passed as `after` is older than the retained event history, so events after it may be gone: a copy that followed it would silently drift. Sync again from scratch: take `GET /v1/events/cursor`, read every list, then follow the feed from that cursor.',
+    example: 'This cursor is older than the retained event history: some events after it are gone.',
+  },
   409: {
     name: 'Conflict',
     description:

@@ -180,6 +180,25 @@ export interface DeliveryPage {
   has_more: boolean
 }
 
+/** Which retained events `replay` sends an endpoint: `since` inclusive, `until` exclusive. */
+export interface ReplayPeriod {
+  since: Date
+  until: Date
+  /**
+   * The event types to send: the endpoint's subscriptions, resolved by the plugin (`*` becomes
+   * every subscribable type, so a `webhook.test` event sent to another endpoint never is).
+   */
+  types: readonly string[]
+  /** At most this many deliveries made due by one call (the plugin passes 1 to 1,000). */
+  limit: number
+}
+
+export interface ReplayResult {
+  count: number
+  /** More candidates remain beyond `limit`: call again with the same period. */
+  more: boolean
+}
+
 /**
  * Webhook endpoints, the event outbox and its deliveries — durable and shared by every app
  * instance (Postgres) or process (a SQLite file).
@@ -260,6 +279,20 @@ export interface WebhookStore {
   /** Makes every `failed` delivery of the endpoint created at or after `since` due at `now`, with `attempts` back to 0. @returns how many. */
   recover(endpointId: string, since: Date, now: Date, audit?: AuditEntry): Promise<number>
   /**
+   * Sends the endpoint the retained events of a period it missed (disabled, or created later),
+   * in one transaction. The candidates are the events of the endpoint's company with
+   * `since <= occurred_at < until`, a type in `period.types`, a payload, and either no delivery
+   * to this endpoint or a `failed` one; delivered and pending deliveries are left alone. The
+   * first `period.limit` candidates by `occurred_at`, then recording order, get a pending
+   * delivery due at `now` (created; or a failed one re-dued with `attempts` back to 0 and its
+   * attempt log kept). Whether the endpoint is enabled is not checked: like `recover`'s, the
+   * deliveries wait until it is. Another company's events are never candidates.
+   * The same call again continues: the events it handled are candidates no longer.
+   * @returns `count` deliveries made due (the audit entry is recorded only if it is not 0);
+   *   `more`: candidates beyond `limit` remain. `{ count: 0, more: false }` if there is no such endpoint.
+   */
+  replay(endpointId: string, period: ReplayPeriod, now: Date, audit?: AuditEntry): Promise<ReplayResult>
+  /**
    * Deletes up to `limit` finished deliveries (delivered or failed) last changed before
    * `before`, with their attempts, and events older than `before` that no delivery needs.
    * @returns how many deliveries and events were deleted (0: nothing left to purge).
@@ -284,4 +317,56 @@ export interface WebhookStore {
    * @returns a function that stops the subscription.
    */
   subscribeDue?(wake: () => void): Promise<() => Promise<void>>
+
+  /**
+   * The company's event feed (`GET /v1/events`): its retained events in feed order, from
+   * after position `query.after`. Positions are the company's own (1, 2, 3…, gaps allowed),
+   * given in **commit order**: an event gets its position only once its transaction has
+   * committed, so no event ever appears at or before a position a reader has already been
+   * given (docs/decisions.md, "The feed's order is commit order"). Events recorded since the
+   * last read get their positions here (at most a bounded batch per call).
+   *
+   * At most `query.scan` positions after `after` are examined; of those, the first
+   * `query.limit` events whose type is in `query.types` are returned. `next` is where the next
+   * call resumes (the last position examined), so a reader that filters by type still moves.
+   * @returns `{ expired: true }` when events after `after` may have been purged (`after` is below
+   *   the feed's horizon); with `after` omitted, the feed starts at its horizon.
+   */
+  readFeed(companyId: number, query: FeedQuery): Promise<FeedPage>
+  /**
+   * The company's newest feed position, after giving every event committed so far its
+   * position: events committed afterwards get greater ones. A full read started after this
+   * call, then the feed from this position, together miss nothing.
+   */
+  feedHead(companyId: number): Promise<number>
 }
+
+/** What `readFeed` reads: positions after `after` (or from the horizon), these types, bounded. */
+export interface FeedQuery {
+  /** A position this company's feed has given (`next` or `feedHead`); omitted: from the feed's horizon (after every purged position). */
+  after?: number
+  /** The event types to return (never empty); events of other types are examined and skipped. */
+  types: readonly string[]
+  /** Events to return at most (≥ 1). */
+  limit: number
+  /** Positions to examine at most (≥ `limit`). */
+  scan: number
+}
+
+/** One event of the feed: its position and its body exactly as a webhook delivers it. */
+export interface FeedEvent {
+  position: number
+  payload: string
+}
+
+export type FeedPage =
+  | { expired: true }
+  | {
+      expired: false
+      /** In position order. */
+      events: FeedEvent[]
+      /** The position to pass as `after` next time: the last one examined. */
+      next: number
+      /** Whether positions beyond `next` exist now. */
+      has_more: boolean
+    }

@@ -14,7 +14,8 @@ export interface RouteInfo {
   method: string
   url: string
   operationId: string
-  scope: string
+  /** null on the events feed, which any valid key may call. */
+  scope: string | null
 }
 
 /** The query parameters spec 4.1 lists for each endpoint (written out from the spec's table). */

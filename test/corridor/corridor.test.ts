@@ -3,6 +3,7 @@ import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { mountRoute, type RouteSpec } from '../../src/api/route-spec.js'
 import { apiRoutes, CONTRACT } from '../../src/api/index.js'
+import { eventFeedRoutes } from '../../src/api/events-feed.js'
 import { CORRIDOR, registerCorridor, type RouteTableEntry } from '../../src/corridor/index.js'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import type { CorridorStage } from '../../src/corridor/stage.js'
@@ -35,6 +36,9 @@ const SPEC_ENDPOINTS = [
   'PATCH /v1/todos/:id',
 ]
 
+/** Additive to `/v1` beside spec 4.1 (issue 24): the events feed, mounted with a `webhooks` port. */
+const ADDED_ENDPOINTS = ['GET /v1/events', 'GET /v1/events/cursor']
+
 const READ_ONLY = new Set(['GET', 'HEAD'])
 
 /** A body each mutating route accepts, so a query-string problem is the only one left. */
@@ -51,18 +55,21 @@ describe('the corridor on every route of the API', () => {
   let t: WriteTestApp
   afterEach(() => t.close())
 
-  it('mounts exactly the endpoints of spec 4.1 (plus HEAD for each GET)', async () => {
+  it('mounts exactly the endpoints of spec 4.1 and the events feed (plus HEAD for each GET)', async () => {
     t = await buildWriteApp()
     const mounted = t.app.workforceApi.routes.map((route) => `${route.method} ${route.url.slice(PREFIX.length)}`)
-    const heads = SPEC_ENDPOINTS.filter((endpoint) => endpoint.startsWith('GET ')).map((endpoint) => endpoint.replace('GET', 'HEAD'))
-    expect([...mounted].sort()).toEqual([...SPEC_ENDPOINTS, ...heads].sort())
+    const endpoints = [...SPEC_ENDPOINTS, ...ADDED_ENDPOINTS]
+    const heads = endpoints.filter((endpoint) => endpoint.startsWith('GET ')).map((endpoint) => endpoint.replace('GET', 'HEAD'))
+    expect([...mounted].sort()).toEqual([...endpoints, ...heads].sort())
   })
 
   it('guards every route in corridor order: failed-auth limit, authenticate, rate limit, authorize, and idempotency on mutations', async () => {
     t = await buildWriteApp()
     const guards = ['failed-auth-limit', 'authenticate', 'rate-limit', 'authorize']
     for (const route of t.app.workforceApi.routes) {
-      const expected = READ_ONLY.has(route.method) ? guards : [...guards, 'idempotency']
+      // The events feed has no scope: it narrows what each key sees itself.
+      const read = route.scope === null ? guards.filter((stage) => stage !== 'authorize') : guards
+      const expected = READ_ONLY.has(route.method) ? read : [...guards, 'idempotency']
       expect({ route: `${route.method} ${route.url}`, stages: route.stages }).toEqual({ route: `${route.method} ${route.url}`, stages: expected })
     }
   })
@@ -71,10 +78,14 @@ describe('the corridor on every route of the API', () => {
     t = await buildWriteApp()
     const adapter = createMemoryAdapter()
     const specs = new Map(
-      apiRoutes({
-        storage: adapter.storage,
-        writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
-      }).map((spec) => [spec.operationId, spec]),
+      [
+        ...apiRoutes({
+          storage: adapter.storage,
+          writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+        }),
+        // Declared only: their handlers, which ask the module cache, never run here.
+        ...eventFeedRoutes({ store: adapter.webhooks, catalogue: CONTRACT, modules: undefined as never }),
+      ].map((spec) => [spec.operationId, spec]),
     )
     const hooked = new Set(t.app.workforceApi.routes.flatMap((route) => route.stages))
     const places = CORRIDOR.filter((place) => hooked.has(place.stage))
@@ -116,7 +127,8 @@ describe('the corridor on every route of the API', () => {
   it('every route answers 403 to a key without its scope', async () => {
     t = await buildWriteApp()
     const key = await t.keyFor(1, ['company:read'])
-    for (const route of t.app.workforceApi.routes.filter((entry) => entry.scope !== 'company:read' && entry.method !== 'HEAD')) {
+    // The events feed has no scope: any valid key may read it (its 403 is for `types` the key cannot read).
+    for (const route of t.app.workforceApi.routes.filter((entry) => entry.scope !== 'company:read' && entry.scope !== null && entry.method !== 'HEAD')) {
       const response = await t.app.inject({
         method: route.method as 'GET',
         url: concrete(route.url),

@@ -11,6 +11,7 @@ import { OPTION_ERROR_CODES } from '../../src/errors.js'
 import { errorStatusesOf } from '../../src/openapi/responses.js'
 import type { RouteSpec } from '../../src/api/route-spec.js'
 import { apiRoutes, CONTRACT, EVENT_TYPES, type EventType } from '../../src/api/index.js'
+import { eventFeedRoutes } from '../../src/api/events-feed.js'
 import { workforceApi } from '../../src/plugin.js'
 import { generateDataset } from '../../src/seed/generate.js'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
@@ -35,10 +36,14 @@ const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/'
 /** The declared routes of an API with writes: what the document must describe. */
 function declaredRoutes(): RouteSpec[] {
   const adapter = createMemoryAdapter()
-  return apiRoutes({
-    storage: adapter.storage,
-    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
-  })
+  return [
+    ...apiRoutes({
+      storage: adapter.storage,
+      writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+    }),
+    // The events feed, mounted with a webhooks port; declared only (its handlers never run here).
+    ...eventFeedRoutes({ store: adapter.webhooks, catalogue: CONTRACT, modules: undefined as never }),
+  ]
 }
 
 describe('the committed OpenAPI document', () => {
@@ -97,8 +102,15 @@ describe('what the document says of each operation', () => {
     const { operation } = operations.get(operationId) as { operation: Json }
     expect(operation.tags).toEqual([route.tag])
     expect(operation.summary).toBe(route.summary)
-    expect(operation.description).toContain(`\`${route.scope}\``)
-    expect(operation.security).toEqual([{ ApiKey: [route.scope] }, { Bearer: [route.scope] }])
+    if (route.scope === undefined) {
+      // The events feed: any valid key, no scope to name.
+      expect(operation.description).toContain('Any valid key may call it')
+      expect(operation.security).toEqual([{ ApiKey: [] }, { Bearer: [] }])
+      expect(operation['x-required-scope']).toBeUndefined()
+    } else {
+      expect(operation.description).toContain(`\`${route.scope}\``)
+      expect(operation.security).toEqual([{ ApiKey: [route.scope] }, { Bearer: [route.scope] }])
+    }
     const statuses = Object.keys(operation.responses).map(Number)
     const success = Object.keys(route.schema.response).map(Number)
     expect(statuses.sort()).toEqual([...success, ...errorStatusesOf(route)].sort())

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { DOCUMENT_FILE } from '../../scripts/openapi.js'
 import { apiRoutes, CONTRACT } from '../../src/api/index.js'
+import { eventFeedRoutes } from '../../src/api/events-feed.js'
 import type { RouteSpec } from '../../src/api/route-spec.js'
 import { CORRIDOR } from '../../src/corridor/index.js'
 import type { StageResponses } from '../../src/corridor/stage.js'
@@ -13,10 +14,14 @@ type Json = Record<string, any>
 /** The declared routes of an API with writes: what the document describes. */
 function declaredRoutes(): RouteSpec[] {
   const adapter = createMemoryAdapter()
-  return apiRoutes({
-    storage: adapter.storage,
-    writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
-  })
+  return [
+    ...apiRoutes({
+      storage: adapter.storage,
+      writes: { writes: adapter.writes, clock: { now: () => Date.now() }, events: CONTRACT, invites: { sendInvite: async () => {} }, locationOf: (path) => path },
+    }),
+    // The events feed, mounted with a webhooks port; declared only (its handlers never run here).
+    ...eventFeedRoutes({ store: adapter.webhooks, catalogue: CONTRACT, modules: undefined as never }),
+  ]
 }
 
 const applies = (when: ((route: RouteSpec) => boolean) | undefined, route: RouteSpec) => when?.(route) ?? true

@@ -57,6 +57,9 @@ const BAD_OPTIONS: [string, OptionsOf, string][] = [
   ['rateLimit.failedAuth.lookups negative', () => ({ rateLimit: { failedAuth: { lookups: -1 } } }), 'rateLimit.failedAuth.lookups'],
   ['rateLimit.failedAuth.lookups fractional', () => ({ rateLimit: { failedAuth: { lookups: 2.5 } } }), 'rateLimit.failedAuth.lookups'],
   ['rateLimit.failedAuth.lookups a string', () => ({ rateLimit: { failedAuth: { lookups: '60' as never } } }), 'rateLimit.failedAuth.lookups'],
+  // The events feed keeps events for the retention period: never shorter than a delivery's retries.
+  ['webhookOptions.retentionMs below the default retry schedule', () => ({ webhookOptions: { retentionMs: 24 * 3_600_000 } }), 'webhookOptions.retentionMs'],
+  ['webhookOptions.retentionMs below its retry schedule', () => ({ webhookOptions: { retentionMs: 59_999, retrySchedule: [30_000, 30_000] } }), 'webhookOptions.retentionMs'],
 ]
 
 /** The rows whose option is absent altogether (the others are present but wrong). */
@@ -81,6 +84,7 @@ describe.each(READ_ADAPTERS)('plugin options ($name)', (adapter) => {
     ['keyCache.max 1', { keyCache: { max: 1 } }],
     ['moduleCacheTtlMs 60000', { moduleCacheTtlMs: 60_000 }],
     ['moduleCacheTtlMs 0', { moduleCacheTtlMs: 0 }],
+    ['webhookOptions.retentionMs equal to its retry schedule', { webhookOptions: { retentionMs: 60_000, retrySchedule: [30_000, 30_000] } }],
   ] as [string, Partial<WorkforceApiOptions>][])('accepts the boundary value %s', async (_label, options) => {
     const t = await build({ adapter, options })
     try {

@@ -3,10 +3,12 @@ import { auditTrail } from './audit-trail.js'
 import { changeEvents } from './change-events.js'
 import { dayWindows } from './day-windows.js'
 import { equalityFilters } from './equality-filters.js'
+import { eventFeed } from './event-feed.js'
 import { httpParity } from './http-parity.js'
 import { idempotencyGroup } from './idempotency.js'
 import { keyStoreGroup } from './key-store.js'
 import { keyUsage } from './key-usage.js'
+import { keysetWalks } from './keyset-walks.js'
 import { listSeek } from './list-seek.js'
 import { lookupById } from './lookup-by-id.js'
 import { moduleRegistryGroup } from './module-registry.js'
@@ -20,6 +22,7 @@ import { updatedSinceFilter } from './updated-since.js'
 import { valueFidelity } from './value-fidelity.js'
 import { webhookDeliveries } from './webhook-deliveries.js'
 import { webhookOutbox } from './webhook-outbox.js'
+import { webhookReplay } from './webhook-replay.js'
 import { webhookTestEvents } from './webhook-test-events.js'
 import { writesGroup } from './writes.js'
 
@@ -40,6 +43,7 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   recordShape,
   tenantIsolation,
   listSeek,
+  keysetWalks,
   keyStoreGroup,
   moduleRegistryGroup,
   writesGroup,
@@ -49,6 +53,8 @@ export const CONFORMANCE_GROUPS: readonly ConformanceGroup[] = [
   webhookOutbox,
   webhookDeliveries,
   webhookTestEvents,
+  webhookReplay,
+  eventFeed,
   auditTrail,
   keyUsage,
   httpParity,

@@ -6,9 +6,10 @@
 import { BROKEN_ADMIN_PORTS } from './admin.js'
 import { BROKEN_KEY_AND_MODULE_PORTS } from './ports.js'
 import { BROKEN_READS } from './reads.js'
+import { BROKEN_REPLAYS } from './replay.js'
 import { BROKEN_WRITES } from './writes.js'
 import type { BrokenAdapter } from './wrap.js'
 
-export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [...BROKEN_READS, ...BROKEN_KEY_AND_MODULE_PORTS, ...BROKEN_WRITES, ...BROKEN_ADMIN_PORTS]
+export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [...BROKEN_READS, ...BROKEN_KEY_AND_MODULE_PORTS, ...BROKEN_WRITES, ...BROKEN_ADMIN_PORTS, ...BROKEN_REPLAYS]
 
 export { brokenSubject, type BrokenAdapter, type GroupTitle } from './wrap.js'

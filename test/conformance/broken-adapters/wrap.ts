@@ -33,6 +33,7 @@ export type GroupTitle =
   | 'webhook endpoints and outbox'
   | 'webhook deliveries'
   | 'webhook test events, payloads and delivery filters'
+  | 'webhook replay of a period'
   | 'audit trail'
   | 'key usage'
   | 'HTTP responses equal the reference adapter'
