@@ -440,6 +440,54 @@ export interface paths {
         patch: operations["updateTodo"];
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Returns your company's events in the order their changes committed — creations, updates and deletions, from the API and from the product's own screens — with the same body a webhook delivery carries. The order never changes, and an event never appears before a position you have already read: follow `next_cursor` and you miss nothing.
+         *
+         *     Events are kept for the retention period (30 days unless your provider chose otherwise). A cursor older than that answers 410 `cursor_expired`: sync again from scratch.
+         *
+         *     To keep a copy: take `GET /v1/events/cursor`, read every list, then read this feed from that cursor, applying each event (a `*.deleted` removes the record).
+         *
+         *     Any valid key may call it; each key sees the event types of the resources its scopes can read, for the modules active for your company.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/cursor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the feed position now
+         * @description Returns the feed position now. Take it before a full read of the lists: the feed from this cursor then holds every change the full read might have missed, with no overlap window to guess.
+         *
+         *     Any valid key may call it; each key sees the event types of the resources its scopes can read, for the modules active for your company.
+         */
+        get: operations["getEventsCursor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "users.created": {
@@ -897,10 +945,17 @@ export interface components {
             };
         };
         Pagination: {
+            /** @description The page number; `0` on an answer to `starting_after`, whose rows are not counted from the start. */
             page: number;
             per_page: number;
+            /** @description Records matching the filters, across all pages (not only those after `starting_after`). */
             total: number;
+            /** @description `ceil(total / per_page)`. */
             total_pages: number;
+            /** @description Only on an answer to `starting_after`: whether records follow the last one in `data`. */
+            has_more?: boolean;
+            /** @description Only on an answer to `starting_after`: the `starting_after` of the next request, the id of the last record in `data` (the `starting_after` sent, when `data` is empty). */
+            next_starting_after?: number;
         };
         User: {
             /** @description The user id, the same in every company the person belongs to. */
@@ -1272,6 +1327,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The cursor passed as `after` is older than the retained event history, so events after it may be gone: a copy that followed it would silently drift. Sync again from scratch: take `GET /v1/events/cursor`, read every list, then follow the feed from that cursor. */
+        CursorExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "cursor_expired",
+                 *         "message": "This cursor is older than the retained event history: some events after it are gone.",
+                 *         "status": 410
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The body is larger than 256 KiB. */
         PayloadTooLarge: {
             headers: {
@@ -1486,6 +1559,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /** @description Only users whose login is enabled (`true`) or disabled (`false`). */
                 active?: boolean;
                 /** @description Only the user with this email address (exact, case-insensitive). */
@@ -1831,6 +1906,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /**
                  * @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`).
                  * @example 2026-01-01T00:00:00.000Z
@@ -1971,6 +2048,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
             };
             header?: never;
             path?: never;
@@ -2141,6 +2220,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /**
                  * @description Only records in this status.
                  * @example planned
@@ -2284,6 +2365,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /** @description Only records of this employee. */
                 employee_id?: number;
                 /** @description Only records of this project. */
@@ -2408,6 +2491,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /** @description Only records of this employee. */
                 employee_id?: number;
                 /** @description Only records in this status. */
@@ -2544,6 +2629,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /** @description Only records of this employee. */
                 employee_id?: number;
                 /** @description Only records of this project. */
@@ -2688,6 +2775,8 @@ export interface operations {
                  * @example 2
                  */
                 per_page?: number;
+                /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
+                starting_after?: number;
                 /**
                  * @description Only records in this status.
                  * @example waiting
@@ -3077,6 +3166,162 @@ export interface operations {
             504: components["responses"]["QueryTimeout"];
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this cursor: the `next_cursor` of an earlier answer, or the `cursor` of `GET /v1/events/cursor`. Omitted: from the oldest retained event. */
+                after?: string;
+                /** @description Only these event types, comma-separated (e.g. `todos.created,todos.deleted`). Default: every type your key can read. */
+                types?: string;
+                /**
+                 * @description Events per answer.
+                 * @example 2
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, and the cursor to read on from. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_exampleaaaaaaaaaaaaa",
+                     *           "type": "users.created",
+                     *           "created_at": "2026-10-01T09:30:00.000Z",
+                     *           "company_id": 1,
+                     *           "data": {
+                     *             "id": 86,
+                     *             "email": "ada.lovelace@example.com",
+                     *             "first_name": "Ada",
+                     *             "last_name": "Lovelace",
+                     *             "active": false,
+                     *             "role_ids": [
+                     *               1
+                     *             ],
+                     *             "invitation_status": "pending",
+                     *             "created_at": "2026-10-01T09:30:00.000Z",
+                     *             "updated_at": "2026-10-01T09:30:00.000Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_exampleaaaaaaaaaaaab",
+                     *           "type": "users.updated",
+                     *           "created_at": "2026-10-01T09:30:00.000Z",
+                     *           "company_id": 1,
+                     *           "data": {
+                     *             "id": 1,
+                     *             "email": "matteo.romano1@example.com",
+                     *             "first_name": "Matteo",
+                     *             "last_name": "Romano",
+                     *             "active": false,
+                     *             "role_ids": [],
+                     *             "invitation_status": "accepted",
+                     *             "created_at": "2026-01-05T08:01:00.000Z",
+                     *             "updated_at": "2026-10-01T09:30:00.000Z"
+                     *           },
+                     *           "previous_attributes": {
+                     *             "active": true,
+                     *             "updated_at": "2026-01-05T08:01:00.000Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": "ec1_MS4y",
+                     *       "has_more": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Events in feed order: the order their changes committed, the same for every call. */
+                        data: ({
+                            /** @description The event id (`evt_…`), the same as the delivery's `webhook-id`. */
+                            id: string;
+                            type: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            company_id: number;
+                            /** @description The resource exactly as its GET returned it when the event happened (before a deletion, for `*.deleted`). */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            /** @description On `*.updated` events: each field that changed, with its value before the change (docs/webhooks.md). */
+                            previous_attributes?: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description Pass as `after` to read on. Always present, also when `data` is empty: keep it and ask again later. */
+                        next_cursor: string;
+                        /** @description Whether more events follow now; if false, wait before asking again. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            410: components["responses"]["CursorExpired"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    getEventsCursor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cursor of the feed position now. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "cursor": "ec1_MS41"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The feed position now: every event from here on is after it. */
+                            cursor: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
     event_users_created: {
         parameters: {
             query?: never;
@@ -3161,6 +3406,17 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["User"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        email?: components["schemas"]["User"]["email"];
+                        first_name?: components["schemas"]["User"]["first_name"];
+                        last_name?: components["schemas"]["User"]["last_name"];
+                        active?: components["schemas"]["User"]["active"];
+                        role_ids?: components["schemas"]["User"]["role_ids"];
+                        invitation_status?: components["schemas"]["User"]["invitation_status"];
+                        created_at?: components["schemas"]["User"]["created_at"];
+                        updated_at?: components["schemas"]["User"]["updated_at"];
+                    };
                 };
             };
         };
@@ -3317,6 +3573,18 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Project"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        name?: components["schemas"]["Project"]["name"];
+                        code?: components["schemas"]["Project"]["code"];
+                        status?: components["schemas"]["Project"]["status"];
+                        kind?: components["schemas"]["Project"]["kind"];
+                        customer_id?: components["schemas"]["Project"]["customer_id"];
+                        starts_on?: components["schemas"]["Project"]["starts_on"];
+                        ends_on?: components["schemas"]["Project"]["ends_on"];
+                        created_at?: components["schemas"]["Project"]["created_at"];
+                        updated_at?: components["schemas"]["Project"]["updated_at"];
+                    };
                 };
             };
         };
@@ -3473,6 +3741,17 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Shift"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        employee_id?: components["schemas"]["Shift"]["employee_id"];
+                        project_id?: components["schemas"]["Shift"]["project_id"];
+                        status?: components["schemas"]["Shift"]["status"];
+                        starts_at?: components["schemas"]["Shift"]["starts_at"];
+                        ends_at?: components["schemas"]["Shift"]["ends_at"];
+                        break_minutes?: components["schemas"]["Shift"]["break_minutes"];
+                        created_at?: components["schemas"]["Shift"]["created_at"];
+                        updated_at?: components["schemas"]["Shift"]["updated_at"];
+                    };
                 };
             };
         };
@@ -3629,6 +3908,19 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Employee"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        user_id?: components["schemas"]["Employee"]["user_id"];
+                        employee_number?: components["schemas"]["Employee"]["employee_number"];
+                        job_title?: components["schemas"]["Employee"]["job_title"];
+                        contract_type?: components["schemas"]["Employee"]["contract_type"];
+                        weekly_hours?: components["schemas"]["Employee"]["weekly_hours"];
+                        hire_date?: components["schemas"]["Employee"]["hire_date"];
+                        termination_date?: components["schemas"]["Employee"]["termination_date"];
+                        supervisor_id?: components["schemas"]["Employee"]["supervisor_id"];
+                        created_at?: components["schemas"]["Employee"]["created_at"];
+                        updated_at?: components["schemas"]["Employee"]["updated_at"];
+                    };
                 };
             };
         };
@@ -3785,6 +4077,16 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Absence"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        employee_id?: components["schemas"]["Absence"]["employee_id"];
+                        date?: components["schemas"]["Absence"]["date"];
+                        type?: components["schemas"]["Absence"]["type"];
+                        hours?: components["schemas"]["Absence"]["hours"];
+                        status?: components["schemas"]["Absence"]["status"];
+                        created_at?: components["schemas"]["Absence"]["created_at"];
+                        updated_at?: components["schemas"]["Absence"]["updated_at"];
+                    };
                 };
             };
         };
@@ -3941,6 +4243,18 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Expense"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        employee_id?: components["schemas"]["Expense"]["employee_id"];
+                        project_id?: components["schemas"]["Expense"]["project_id"];
+                        category?: components["schemas"]["Expense"]["category"];
+                        description?: components["schemas"]["Expense"]["description"];
+                        date?: components["schemas"]["Expense"]["date"];
+                        amount?: components["schemas"]["Expense"]["amount"];
+                        currency?: components["schemas"]["Expense"]["currency"];
+                        created_at?: components["schemas"]["Expense"]["created_at"];
+                        updated_at?: components["schemas"]["Expense"]["updated_at"];
+                    };
                 };
             };
         };
@@ -4097,6 +4411,25 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Todo"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        title?: components["schemas"]["Todo"]["title"];
+                        notes?: components["schemas"]["Todo"]["notes"];
+                        status?: components["schemas"]["Todo"]["status"];
+                        priority?: components["schemas"]["Todo"]["priority"];
+                        important?: components["schemas"]["Todo"]["important"];
+                        due_date?: components["schemas"]["Todo"]["due_date"];
+                        due_is_all_day?: components["schemas"]["Todo"]["due_is_all_day"];
+                        list_id?: components["schemas"]["Todo"]["list_id"];
+                        assigned_to?: components["schemas"]["Todo"]["assigned_to"];
+                        assignee_group_id?: components["schemas"]["Todo"]["assignee_group_id"];
+                        claimed_by?: components["schemas"]["Todo"]["claimed_by"];
+                        checklist?: components["schemas"]["Todo"]["checklist"];
+                        tag_ids?: components["schemas"]["Todo"]["tag_ids"];
+                        source?: components["schemas"]["Todo"]["source"];
+                        created_at?: components["schemas"]["Todo"]["created_at"];
+                        updated_at?: components["schemas"]["Todo"]["updated_at"];
+                    };
                 };
             };
         };
@@ -4201,6 +4534,14 @@ export interface operations {
                     company_id: number;
                     /** @description The resource exactly as GET returns it after the change. */
                     data: components["schemas"]["Company"];
+                    /** @description What changed: each top-level field of `data` whose value differs from before the change, with its value before, rendered as GET rendered it then. Fields that did not change are left out; `updated_at` is listed whenever it moved. Present on every event of an API write; on an event the host publishes, only when the host gave the record before the change. */
+                    previous_attributes?: {
+                        name?: components["schemas"]["Company"]["name"];
+                        timezone?: components["schemas"]["Company"]["timezone"];
+                        country?: components["schemas"]["Company"]["country"];
+                        created_at?: components["schemas"]["Company"]["created_at"];
+                        updated_at?: components["schemas"]["Company"]["updated_at"];
+                    };
                 };
             };
         };

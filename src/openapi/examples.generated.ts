@@ -621,5 +621,65 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = {
         "updated_at": "2026-10-01T09:30:00.000Z"
       }
     }
+  },
+  "listEvents": {
+    "query": {
+      "limit": 2
+    },
+    "status": 200,
+    "response": {
+      "data": [
+        {
+          "id": "evt_exampleaaaaaaaaaaaaa",
+          "type": "users.created",
+          "created_at": "2026-10-01T09:30:00.000Z",
+          "company_id": 1,
+          "data": {
+            "id": 86,
+            "email": "ada.lovelace@example.com",
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "active": false,
+            "role_ids": [
+              1
+            ],
+            "invitation_status": "pending",
+            "created_at": "2026-10-01T09:30:00.000Z",
+            "updated_at": "2026-10-01T09:30:00.000Z"
+          }
+        },
+        {
+          "id": "evt_exampleaaaaaaaaaaaab",
+          "type": "users.updated",
+          "created_at": "2026-10-01T09:30:00.000Z",
+          "company_id": 1,
+          "data": {
+            "id": 1,
+            "email": "matteo.romano1@example.com",
+            "first_name": "Matteo",
+            "last_name": "Romano",
+            "active": false,
+            "role_ids": [],
+            "invitation_status": "accepted",
+            "created_at": "2026-01-05T08:01:00.000Z",
+            "updated_at": "2026-10-01T09:30:00.000Z"
+          },
+          "previous_attributes": {
+            "active": true,
+            "updated_at": "2026-01-05T08:01:00.000Z"
+          }
+        }
+      ],
+      "next_cursor": "ec1_MS4y",
+      "has_more": true
+    }
+  },
+  "getEventsCursor": {
+    "status": 200,
+    "response": {
+      "data": {
+        "cursor": "ec1_MS41"
+      }
+    }
   }
 }

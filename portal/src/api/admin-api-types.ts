@@ -1543,6 +1543,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the retained events of a period the endpoint missed */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Every retained event of the company in the period, of a type the endpoint subscribes to, that it never got or got only as a failed delivery, is sent now; delivered and pending ones are left alone. At most 1000 per call. A disabled endpoint gets them once enabled. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The first instant of the period (inclusive).
+                         */
+                        since: string;
+                        /**
+                         * Format: date-time
+                         * @description The end of the period (exclusive); after since.
+                         */
+                        until: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Deliveries made due by this call (created, or failed ones sent again). */
+                            count: number;
+                            /** @description More events of the period remain (at most 1000 per call): call again with the same period. */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description An error in the envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description An error in the envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage": {
         parameters: {
             query?: never;
