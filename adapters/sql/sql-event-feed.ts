@@ -6,6 +6,9 @@ import type { SqlTransactor } from './sql-transactor.js'
 
 const EVENTS = 'wfa_change_events'
 const FEEDS = 'wfa_event_feeds'
+const QUEUE = 'wfa_event_queue'
+/** Ids per `in (…)` list: far below both dialects' bound-parameter limits. */
+const IDS_PER_STATEMENT = 500
 const DELIVERIES = 'wfa_webhook_deliveries'
 
 /**
@@ -21,8 +24,9 @@ export const POSITION_BATCH = 5_000
  *
  * **Commit order.** An insert cannot take its feed position: on Postgres two transactions take
  * identity values in one order and may commit in the other, so a reader could pass position 11
- * before 10 commits. Instead, events are inserted without a position and a reader gives
- * positions to the events that have committed, one transaction at a time per company (the
+ * before 10 commits. Instead, events are inserted without a position, with a row in
+ * `wfa_event_queue`, and a reader gives positions to the queued events that have committed, one
+ * transaction at a time per company (the
  * company's `wfa_event_feeds` row is locked `FOR UPDATE` on Postgres; SQLite's write transaction
  * is exclusive). A transaction that commits later is seen by a later positioning and gets
  * greater positions: no event ever appears below a position already handed out.
@@ -69,32 +73,35 @@ export class SqlEventFeed {
   }
 
   /**
-   * Gives the company's committed events without a position theirs, oldest id first, in one
-   * transaction of at most `POSITION_BATCH`.
+   * Gives the company's committed, queued events their positions, oldest id first, in one
+   * transaction of at most `POSITION_BATCH`, and takes them off the queue.
    * @returns whether events may still be waiting for theirs (the batch was full): the reader has more to read
    */
   async #position(companyId: number): Promise<boolean> {
-    // The partial index answers this without a write transaction in the common case: nothing new.
-    const waiting = await this.db.selectFrom(EVENTS).select('id').where('company_id', '=', companyId).where('position', 'is', null).limit(1).executeTakeFirst()
+    // On the queue's company index, without a write transaction in the common case: nothing new.
+    const waiting = await this.db.selectFrom(QUEUE).select('event_id').where('company_id', '=', companyId).limit(1).executeTakeFirst()
     if (waiting === undefined) return false
     return this.transact(async (trx) => {
       const head = await lockFeeds(trx, this.codec, [companyId], this.lockRows).then((feeds) => feeds[0]?.head ?? 0)
       const batch = trx
-        .selectFrom(EVENTS)
-        .select(['id', sql<number>`row_number() over (order by id)`.as('seq')])
+        .selectFrom(QUEUE)
+        .select(['event_id', sql<number>`row_number() over (order by event_id)`.as('seq')])
         .where('company_id', '=', companyId)
-        .where('position', 'is', null)
-        .orderBy('id')
+        .orderBy('event_id')
         .limit(POSITION_BATCH)
         .as('batch')
-      // A row a concurrent purge deleted meanwhile is simply not updated: its position stays unused.
       const given = await trx
         .updateTable(`${EVENTS} as e`)
         .from(batch)
         .set({ position: sql`${sql.lit(head)} + batch.seq` })
-        .whereRef('e.id', '=', 'batch.id')
-        .returning('position')
+        .whereRef('e.id', '=', 'batch.event_id')
+        .returning(['id', 'position'])
         .execute()
+      // Exactly the events just positioned leave the queue: one that committed meanwhile stays queued.
+      const ids = given.map((row) => this.codec.readInt(row.id))
+      for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+        await trx.deleteFrom(QUEUE).where('event_id', 'in', ids.slice(start, start + IDS_PER_STATEMENT)).execute()
+      }
       const last = given.reduce((max, row) => Math.max(max, this.codec.readInt(row.position)), head)
       if (last > head) await trx.updateTable(FEEDS).set({ head: last }).where('company_id', '=', companyId).execute()
       return given.length === POSITION_BATCH
@@ -138,8 +145,8 @@ async function lockFeeds(trx: QueryDb, codec: SqlCodec, companies: readonly numb
  * Deletes up to `limit` events older than `cutoff` that no delivery needs, in id order, and
  * moves each affected company's horizon over them, in the caller's transaction `trx`: a cursor
  * at or below a purged position is expired from then on, never silently shortened. An event
- * purged before it ever got a position burns the next one (`head + 1`) and the horizon moves
- * there: every cursor handed out so far would have missed it.
+ * purged while still queued for its position burns the next one (`head + 1`) and the horizon
+ * moves there: every cursor handed out so far would have missed it.
  * @returns how many events were deleted
  */
 export async function purgeFeedEvents(trx: QueryDb, codec: SqlCodec, cutoff: unknown, limit: number, lockRows: boolean): Promise<number> {
@@ -163,14 +170,22 @@ export async function purgeFeedEvents(trx: QueryDb, codec: SqlCodec, cutoff: unk
       candidates.map((row) => codec.readInt(row.id)),
     )
     .where(noDeliveryNeeds)
-    .returning(['company_id', 'position'])
+    .returning(['id', 'company_id', 'position'])
     .execute()
+  // An event purged while still queued for its position: every cursor so far would have missed it.
+  // (An event never queued, a `webhook.test` one, is in no feed.)
+  const unpositioned = deleted.filter((row) => row.position === null).map((row) => codec.readInt(row.id))
+  const missed = new Set<number>()
+  for (let start = 0; start < unpositioned.length; start += IDS_PER_STATEMENT) {
+    const rows = await trx.deleteFrom(QUEUE).where('event_id', 'in', unpositioned.slice(start, start + IDS_PER_STATEMENT)).returning('company_id').execute()
+    for (const row of rows) missed.add(codec.readInt(row.company_id))
+  }
   for (const feed of feeds) {
-    const gone = deleted.filter((row) => codec.readInt(row.company_id) === feed.company_id)
-    if (gone.length === 0) continue
-    const unpositioned = gone.some((row) => row.position === null)
-    const head = unpositioned ? feed.head + 1 : feed.head
-    const horizon = Math.max(feed.horizon, unpositioned ? head : Math.max(...gone.map((row) => codec.readInt(row.position))))
+    const gone = deleted.filter((row) => codec.readInt(row.company_id) === feed.company_id && row.position !== null)
+    const burnt = missed.has(feed.company_id)
+    if (gone.length === 0 && !burnt) continue
+    const head = burnt ? feed.head + 1 : feed.head
+    const horizon = Math.max(feed.horizon, burnt ? head : Math.max(...gone.map((row) => codec.readInt(row.position))))
     if (head === feed.head && horizon === feed.horizon) continue
     await trx.updateTable(FEEDS).set({ head, purged_through: horizon }).where('company_id', '=', feed.company_id).execute()
   }

@@ -20,7 +20,8 @@ export interface SqlOutboxOptions {
 
 /**
  * The transactional outbox, shared by `WriteTransaction.recordEvent` and `WebhookStore.publish`:
- * stores each event in `wfa_change_events` and, on the same transaction `trx`, creates one
+ * stores each event in `wfa_change_events`, queues it for its feed position
+ * (`wfa_event_queue`, sql-event-feed.ts) and, on the same transaction `trx`, creates one
  * `pending` delivery (due at `occurred_at`, no attempt yet) for every enabled endpoint of the
  * event's company subscribed to its type or to `*`. So an event and its deliveries commit or
  * roll back with the change that caused them.
@@ -54,6 +55,13 @@ export async function recordOutboxEvents(
     rows.push(...inserted)
   }
   const rowIdOf = new Map(rows.map((row) => [row.event_id as string, c.readInt(row.id)]))
+  // Each event waits in the feed's queue until a reader gives it its position, after this commits.
+  for (const chunk of chunks(events)) {
+    await trx
+      .insertInto('wfa_event_queue')
+      .values(chunk.map((event) => ({ event_id: rowIdOf.get(event.id), company_id: event.company_id })))
+      .execute()
+  }
 
   // A company's endpoints are read once per call, however many of its events there are.
   const endpointsOf = new Map<number, Array<{ id: string; events: string[] }>>()

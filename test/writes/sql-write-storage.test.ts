@@ -335,7 +335,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     })
   })
 
-  it('records change events in order, in wfa_change_events', async () => {
+  it('records change events in order, in wfa_change_events, each queued for its feed position', async () => {
     const first = event('first', { company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW })
     const second = event('second', { company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1) })
     await adapter.writes.transaction(async (tx) => {
@@ -344,9 +344,16 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
     })
     const rows = await adapter.db.selectFrom('wfa_change_events').selectAll().orderBy('id').execute()
     expect(rows).toEqual([
-      { id: 1, event_id: first.id, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW.getTime(), payload: first.payload },
-      { id: 2, event_id: second.id, company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1).getTime(), payload: second.payload },
+      // No feed position at insert: a reader gives it after commit (adapters/sql/sql-event-feed.ts).
+      { id: 1, event_id: first.id, company_id: 1, type: 'todos.created', resource_id: 7, occurred_at: NOW.getTime(), payload: first.payload, position: null },
+      { id: 2, event_id: second.id, company_id: 2, type: 'users.updated', resource_id: 9, occurred_at: minutes(1).getTime(), payload: second.payload, position: null },
     ])
+    expect(await adapter.db.selectFrom('wfa_event_queue').selectAll().orderBy('event_id').execute()).toEqual([
+      { event_id: 1, company_id: 1 },
+      { event_id: 2, company_id: 2 },
+    ])
+    expect(await adapter.webhooks.feedHead(1)).toBe(1)
+    expect(await adapter.db.selectFrom('wfa_event_queue').selectAll().execute()).toEqual([{ event_id: 2, company_id: 2 }])
   })
 
   describe('completeIdempotency', () => {

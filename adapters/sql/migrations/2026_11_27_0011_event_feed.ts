@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely'
+import type { Kysely, Migration } from 'kysely'
 import type { SqlColumnTypes } from '../codec.js'
 
 /**
@@ -6,8 +6,10 @@ import type { SqlColumnTypes } from '../codec.js'
  * - `wfa_change_events.position`: the event's place in its company's feed, given after its
  *   transaction commits (by `readFeed`/`feedHead`), never at insert: on Postgres a transaction can
  *   take a sequence number and commit after a later one, and a reader must never be shown an event
- *   at a position it has already passed. Null until then. Existing events get theirs, in id
- *   order, on their company's first feed read.
+ *   at a position it has already passed. Null until then.
+ * - `wfa_event_queue`: the events still waiting for their position (one row each, inserted with
+ *   the event, deleted when it gets its position). Existing events are queued here, so they get
+ *   theirs, in id order, on their company's first feed reads.
  * - `wfa_event_feeds`: per company, the last position given (`head`) and the feed's horizon
  *   (`purged_through`: events at or below it may have been purged; a cursor below it is expired).
  *   Its row is the lock that gives positions one transaction at a time per company.
@@ -21,12 +23,22 @@ export function eventFeed(t: SqlColumnTypes): Migration {
       await db.schema.alterTable('wfa_change_events').addColumn('position', t.bigint).execute()
       // The feed reads a company's events in position order; unique, so no position is given twice.
       await db.schema.createIndex('wfa_change_events_feed').unique().on('wfa_change_events').columns(['company_id', 'position']).execute()
-      // The events still waiting for a position, found without scanning the positioned ones.
+      // The events waiting for a position, one row each, written with the event. A table of its
+      // own, not "position is null" on the events: Postgres estimates that condition and the
+      // company's as independent, and with many unread events it scanned the whole outbox to find
+      // that one company had none. Here the company alone selects, on an index.
       await db.schema
-        .createIndex('wfa_change_events_unpositioned')
-        .on('wfa_change_events')
-        .columns(['company_id', 'id'])
-        .where(sql.ref('position'), 'is', null)
+        .createTable('wfa_event_queue')
+        .addColumn('event_id', t.bigint, (c) => c.primaryKey())
+        .addColumn('company_id', t.bigint, (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('wfa_event_queue_company').on('wfa_event_queue').columns(['company_id', 'event_id']).execute()
+      // Every event recorded before, with a body to show, waits for its position too: a company's
+      // first feed reads give them theirs, in id order.
+      await db
+        .insertInto('wfa_event_queue')
+        .columns(['event_id', 'company_id'])
+        .expression(db.selectFrom('wfa_change_events').select(['id', 'company_id']).where('payload', 'is not', null))
         .execute()
       await db.schema.createIndex('wfa_change_events_company_occurred').on('wfa_change_events').columns(['company_id', 'occurred_at']).execute()
       await db.schema
@@ -39,7 +51,7 @@ export function eventFeed(t: SqlColumnTypes): Migration {
     async down(db: Kysely<any>) {
       await db.schema.dropTable('wfa_event_feeds').ifExists().execute()
       await db.schema.dropIndex('wfa_change_events_company_occurred').ifExists().execute()
-      await db.schema.dropIndex('wfa_change_events_unpositioned').ifExists().execute()
+      await db.schema.dropTable('wfa_event_queue').ifExists().execute()
       await db.schema.dropIndex('wfa_change_events_feed').ifExists().execute()
       await db.schema.alterTable('wfa_change_events').dropColumn('position').execute()
     },
