@@ -103,7 +103,7 @@ const DEFAULT_DESCRIPTION = [
   '',
   'Authenticate every request with an API key in `X-Api-Key` (or `Authorization: Bearer`). Each operation needs one scope, and that scope’s platform module must be active for your company.',
   '',
-  'Lists are ordered by id ascending and paged with `page` and `per_page` (at most 100). To stay in sync, store the time a sync started and pass it as `updated_since` next time; process records by id, since windows may overlap.',
+  'Lists are ordered by id ascending and paged with `page` and `per_page` (at most 100), or walked with `starting_after`. To keep a copy, take `GET /v1/events/cursor`, read every list, then follow `GET /v1/events` from that cursor: every change in commit order, deletions included.',
   '',
   'Every error has the same envelope: `{"error":{"code","message","status","details?"}}`.',
 ].join('\n')
