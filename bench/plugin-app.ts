@@ -9,8 +9,6 @@ export interface PluginApp {
   app: FastifyInstance
   /** Headers every benchmark request sends: a freshly created key of `companyId`, scope `all`. */
   headers: Record<string, string>
-  /** Every SQL string the adapter prepared while serving one warm-up request. */
-  preparedSql: string[]
   close(): Promise<void>
 }
 
@@ -29,29 +27,12 @@ export async function buildPluginApp(filename: string, companyId: number, probeU
   const { key } = await app.workforceApi.keys.create({ companyId, scopes: ['all'], name: 'benchmark' })
   const headers = { 'x-api-key': key }
 
-  // Record what the adapter prepares for one request, then put better-sqlite3 back untouched,
-  // so the measured requests run without this instrumentation.
-  const seen = new Set<string>()
-  const { database } = adapter
-  const prepare = database.prepare
-  database.prepare = ((sql: string) => {
-    seen.add(sql)
-    return prepare.call(database, sql)
-  }) as typeof database.prepare
-  try {
-    const response = await app.inject({ method: 'GET', url: probeUrl, headers })
-    if (response.statusCode !== 200) {
-      throw new Error(`plugin probe ${probeUrl} answered ${response.statusCode}: ${response.body}`)
-    }
-  } finally {
-    // Drop the own property so lookups reach better-sqlite3's prototype method again.
-    delete (database as { prepare?: unknown }).prepare
-  }
+  const response = await app.inject({ method: 'GET', url: probeUrl, headers })
+  if (response.statusCode !== 200) throw new Error(`plugin probe ${probeUrl} answered ${response.statusCode}: ${response.body}`)
 
   return {
     app,
     headers,
-    preparedSql: [...seen],
     async close() {
       await app.close()
       await adapter.close()

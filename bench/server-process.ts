@@ -26,13 +26,12 @@ async function start(): Promise<void> {
   let app: FastifyInstance
   let path: string
   let headers: Record<string, string> = {}
-  let preparedSql: string[] = []
   let close: () => Promise<void> | void
 
   if (kind === 'plugin') {
     path = `${PLUGIN_USERS_PATH}?per_page=${perPageArg}`
     const plugin = await buildPluginApp(filename, companyId, path)
-    ;({ app, headers, preparedSql } = plugin)
+    ;({ app, headers } = plugin)
     close = () => plugin.close()
   } else if (kind === 'bare') {
     path = `${BARE_USERS_PATH}?per_page=${perPageArg}`
@@ -60,7 +59,7 @@ async function start(): Promise<void> {
       Promise.resolve(close()).then(() => process.exit(0), fail)
     }
   })
-  send({ type: 'ready', url: `${address}${path}`, headers, preparedSql })
+  send({ type: 'ready', url: `${address}${path}`, headers })
 }
 
 /**

@@ -12,7 +12,7 @@ export type ParentMessage =
 
 /** Server process → parent. */
 export type ChildMessage =
-  | { type: 'ready'; url: string; headers: Record<string, string>; preparedSql: string[] }
+  | { type: 'ready'; url: string; headers: Record<string, string> }
   | { type: 'failed'; message: string }
   /** CPU time (user + system) the server process has used so far, in microseconds. */
   | { type: 'cpu'; micros: number }

@@ -19,7 +19,6 @@ export interface TargetProcess {
   /** Full URL of the list request to load, query string included. */
   url: string
   headers: Record<string, string>
-  preparedSql: string[]
   /** CPU time (user + system) the server has used so far, in microseconds. */
   cpuMicros(): Promise<number>
   /** Starts sampling the server's CPU (V8 profiler, in the server process). */
@@ -42,7 +41,6 @@ export async function startTarget(kind: TargetKind, options: TargetOptions): Pro
     pid: child.pid as number,
     url: ready.url,
     headers: ready.headers,
-    preparedSql: ready.preparedSql,
     async cpuMicros() {
       const reply = nextMessage(child, 'cpu', 10_000)
       child.send({ type: 'cpu' } satisfies ParentMessage)
