@@ -7,7 +7,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_SCOPES } from '../../src/scopes.js'
 import { EVENT_TYPES } from '../../src/api/index.js'
-import { runNode, type CliResult as Result } from '../helpers/cli.js'
+import { lastJson, runNode, type CliResult as Result } from '../helpers/cli.js'
 
 // Issue 11, through the built binary (`npm test` builds first): help everywhere, the version,
 // one-line failures, databases that must exist and be migrated, `migrate`, seed's progress bar.
@@ -35,8 +35,6 @@ function expectOneLine(result: Result, code: number, message: string | RegExp): 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
 
 /** Runs `command` with stdout and stderr on a pseudo-terminal (util-linux `script`), as a person would. */
 function inTerminal(command: string[]): string {

@@ -3,14 +3,12 @@ import { expect, it } from 'vitest'
 import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
 import { createMigrations } from '../../adapters/sql/migrations/index.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
-import { runNode } from '../helpers/cli.js'
+import { lastJson, runNode } from '../helpers/cli.js'
 
 // The built CLI against a real Postgres database (`--db postgres://…`), as an operator runs it.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
 
 const cli = (...args: string[]) => runNode(args)
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
 
 describePostgres('workforce-api CLI on Postgres', () => {
   const database = useTestDatabase()

@@ -3,18 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runNode, type CliResult as Result } from '../helpers/cli.js'
+import { lastJson, runNode, type CliResult as Result } from '../helpers/cli.js'
 import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as a user or a script would.
 const CLI = join(import.meta.dirname, '../../dist/cli.js')
 
 const cli = (...args: string[]) => runNode(args)
-
-function lastJson(stdout: string): any {
-  const lines = stdout.trim().split('\n')
-  return JSON.parse(lines[lines.length - 1] as string)
-}
 
 let dir: string
 let db: string

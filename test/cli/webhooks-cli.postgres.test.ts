@@ -6,7 +6,7 @@ import { afterEach, expect, it } from 'vitest'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
-import { runNode } from '../helpers/cli.js'
+import { lastJson, runNode } from '../helpers/cli.js'
 import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // The built CLI on Postgres, as an operator runs it: the key comes from WORKFORCE_WEBHOOK_KEY,
@@ -22,8 +22,6 @@ function env(key: string | undefined): NodeJS.ProcessEnv {
 }
 
 const cli = (key: string | undefined, ...args: string[]) => runNode(args, { env: env(key) })
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string)
 
 function serve(key: string | undefined, args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env(key) })

@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
-import { runNode, type CliResult as Result } from '../helpers/cli.js'
+import { lastJson, runNode, type CliResult as Result } from '../helpers/cli.js'
 import { checkedFetch } from '../helpers/checked-fetch.js'
 
 // Drives the built CLI (`npm test` builds first), exactly as an operator or a script would.
@@ -25,11 +25,6 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 const cliWith = (env: NodeJS.ProcessEnv, args: string[]) => runNode(args, { env })
 
 const cli = (...args: string[]) => cliWith(cliEnv(), args)
-
-function lastJson(stdout: string): any {
-  const lines = stdout.trim().split('\n')
-  return JSON.parse(lines[lines.length - 1] as string)
-}
 
 /** Runs the command, expects exit 0, and returns its last stdout line as JSON. */
 async function ok(...args: string[]): Promise<any> {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
 import { changeEvent } from '../../src/conformance/webhook-facts.js'
-import { runNode } from '../helpers/cli.js'
+import { lastJson, runNode } from '../helpers/cli.js'
 
 // Drives the built CLI (`npm test` builds first), as an operator filling a gap after an outage would.
 const KEY_ENV = 'WORKFORCE_WEBHOOK_KEY'
@@ -13,11 +13,6 @@ function cli(...args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' }
   delete env[KEY_ENV]
   return runNode(args, { env })
-}
-
-function lastJson(stdout: string): any {
-  const lines = stdout.trim().split('\n')
-  return JSON.parse(lines[lines.length - 1] as string)
 }
 
 async function ok(...args: string[]): Promise<any> {

@@ -25,3 +25,8 @@ export async function runNode(args: readonly string[], options: { script?: strin
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
   }
 }
+
+/** The last line of a command's stdout, as JSON: what `--json` prints once it is done. */
+export function lastJson(stdout: string): any {
+  return JSON.parse(stdout.trim().split('\n').pop() as string)
+}

@@ -3,6 +3,7 @@ import { CompiledQuery, type Kysely } from 'kysely'
 import type { SqlCodec } from '../../adapters/sql/codec.js'
 import type { QueryDb, SqlRunner } from '../../adapters/sql/prepared.js'
 import { SqlStorage } from '../../adapters/sql/sql-storage.js'
+import { mulberry32 } from '../../src/seed/prng.js'
 
 /**
  * The other side of the divergence test: a seeded, reproducible stream of creates, updates and
@@ -65,18 +66,6 @@ const HOST_TABLES = {
 export type HostResource = keyof typeof HOST_TABLES
 const HOST_RESOURCES = Object.keys(HOST_TABLES) as HostResource[]
 
-/** A mulberry32 generator: the same seed gives the same operations, run after run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
 /** A `Storage` whose reads run in `trx`: the record as the resource's reader returns it, uncommitted changes included. */
 function storageIn(trx: Kysely<any>, codec: SqlCodec): SqlStorage {
   const runner: SqlRunner = {
@@ -95,7 +84,7 @@ interface Draws {
 }
 
 function drawsOf(seed: number): Draws {
-  const random = seededRandom(seed)
+  const random = mulberry32(seed)
   return {
     random,
     pick: <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T,
@@ -151,6 +140,26 @@ export async function runDriver(options: DriverOptions): Promise<DriverReport> {
     busy.add(key(id))
     return id
   }
+  /**
+   * Runs `work` on a live record of `resource` in a drawn company, through a drawn instance,
+   * holding the record (`busy`) until it ends; 'skipped' when none is free.
+   */
+  const onLiveRecord = async (
+    r: Draws,
+    resource: HostResource | 'todos',
+    work: (instance: DriverInstance, companyId: number, id: number) => Promise<'done' | 'skipped' | 'rolled back'>,
+  ): Promise<'done' | 'skipped' | 'rolled back'> => {
+    const instance = r.pick(options.instances)
+    const companyId = r.chance(0.85) ? 1 : 2
+    const key = (id: number) => `${companyId}:${resource}:${id}`
+    const id = claim(r, liveOf(companyId, resource), key)
+    if (id === null) return 'skipped'
+    try {
+      return await work(instance, companyId, id)
+    } finally {
+      busy.delete(key(id))
+    }
+  }
   let lastStamp = 0
   const stamp = () => new Date((lastStamp = Math.max(Date.now(), lastStamp + 1)))
 
@@ -193,16 +202,11 @@ export async function runDriver(options: DriverOptions): Promise<DriverReport> {
 
   const hostCreate =
     (resource: HostResource): Op =>
-    async (r) => {
-      const instance = r.pick(options.instances)
-      const companyId = r.chance(0.85) ? 1 : 2
-      // The record copied is held meanwhile: a deletion of it would leave nothing to copy.
-      const key = (id: number) => `${companyId}:${resource}:${id}`
-      const source = claim(r, liveOf(companyId, resource), key)
-      if (source === null) return 'skipped'
-      const marker = Math.floor(r.random() * 1e6)
-      try {
-        return await hostTransaction(r, instance, async (trx) => {
+    // The record copied is held meanwhile: a deletion of it would leave nothing to copy.
+    (r) =>
+      onLiveRecord(r, resource, async (instance, companyId, source) => {
+        const marker = Math.floor(r.random() * 1e6)
+        return hostTransaction(r, instance, async (trx) => {
           const table = HOST_TABLES[resource]
           const row = (await trx.selectFrom(table).selectAll().where('id', '=', source).executeTakeFirstOrThrow()) as Record<string, unknown>
           const now = instance.codec.instant(stamp())
@@ -214,22 +218,14 @@ export async function runDriver(options: DriverOptions): Promise<DriverReport> {
           await instance.app.workforceApi.events.publish(trx, { type: `${resource}.created`, companyId, record } as never)
           return () => liveOf(companyId, resource).push(id)
         })
-      } finally {
-        busy.delete(key(source))
-      }
-    }
+      })
 
   const hostUpdate =
     (resource: HostResource): Op =>
-    async (r) => {
-      const instance = r.pick(options.instances)
-      const companyId = r.chance(0.85) ? 1 : 2
-      const key = (id: number) => `${companyId}:${resource}:${id}`
-      const id = claim(r, liveOf(companyId, resource), key)
-      if (id === null) return 'skipped'
-      const marker = Math.floor(r.random() * 1e6)
-      try {
-        return await hostTransaction(r, instance, async (trx) => {
+    (r) =>
+      onLiveRecord(r, resource, async (instance, companyId, id) => {
+        const marker = Math.floor(r.random() * 1e6)
+        return hostTransaction(r, instance, async (trx) => {
           const storage = storageIn(trx, instance.codec)
           const previous = await storage[resource].get(companyId, id)
           await trx
@@ -242,31 +238,20 @@ export async function runDriver(options: DriverOptions): Promise<DriverReport> {
           await instance.app.workforceApi.events.publish(trx, { type: `${resource}.updated`, companyId, record, previous } as never)
           return () => {}
         })
-      } finally {
-        busy.delete(key(id))
-      }
-    }
+      })
 
   const hostDelete =
     (resource: HostResource | 'todos'): Op =>
-    async (r) => {
-      const instance = r.pick(options.instances)
-      const companyId = r.chance(0.85) ? 1 : 2
-      const key = (id: number) => `${companyId}:${resource}:${id}`
-      const id = claim(r, liveOf(companyId, resource), key)
-      if (id === null) return 'skipped'
-      try {
-        return await hostTransaction(r, instance, async (trx) => {
+    (r) =>
+      onLiveRecord(r, resource, (instance, companyId, id) =>
+        hostTransaction(r, instance, async (trx) => {
           await deleteInHost(trx, instance, resource, companyId, id)
           return () => {
             const ids = liveOf(companyId, resource)
             ids.splice(ids.indexOf(id), 1)
           }
-        })
-      } finally {
-        busy.delete(key(id))
-      }
-    }
+        }),
+      )
 
   const companyUpdate: Op = async (r) => {
     const instance = r.pick(options.instances)
@@ -298,20 +283,12 @@ export async function runDriver(options: DriverOptions): Promise<DriverReport> {
     return 'done'
   }
 
-  const todoUpdate: Op = async (r) => {
-    const instance = r.pick(options.instances)
-    const companyId = r.chance(0.85) ? 1 : 2
-    const key = (id: number) => `${companyId}:todos:${id}`
-    const id = claim(r, liveOf(companyId, 'todos'), key)
-    if (id === null) return 'skipped'
-    const body = r.chance(0.5) ? { title: `Renamed ${Math.floor(r.random() * 1e6)}` } : { status: r.pick(['open', 'done', 'waiting', 'cancelled'] as const) }
-    try {
+  const todoUpdate: Op = (r) =>
+    onLiveRecord(r, 'todos', async (instance, companyId, id) => {
+      const body = r.chance(0.5) ? { title: `Renamed ${Math.floor(r.random() * 1e6)}` } : { status: r.pick(['open', 'done', 'waiting', 'cancelled'] as const) }
       // Some status moves are refused (a cancelled to-do only reopens): a 422 changes nothing.
       return (await api(instance, companyId, 'PATCH', `/v1/todos/${id}`, body, [422])) === null ? 'skipped' : 'done'
-    } finally {
-      busy.delete(key(id))
-    }
-  }
+    })
 
   let invited = 0
   const userInvite: Op = async (r) => {

@@ -1,4 +1,5 @@
-import { runDriver, seededRandom, type DriverInstance, type DriverOptions, type DriverReport } from './divergence-driver.js'
+import { mulberry32 } from '../../src/seed/prng.js'
+import { runDriver, type DriverInstance, type DriverOptions, type DriverReport } from './divergence-driver.js'
 import { emptyCopy, LIST_PATHS, type CopiedRecord, type Copy, type CopyName, type GetJson } from './divergence-mini-client.js'
 
 /** A client keeping a copy, as the divergence test drives it: one sync pass at a time, then its copy. */
@@ -52,7 +53,7 @@ export async function runDivergence(options: {
   minPasses?: number
 }): Promise<DivergenceRun> {
   const { seed, instances, keys, client } = options
-  const pauses = seededRandom(seed ^ 0x5eed)
+  const pauses = mulberry32(seed ^ 0x5eed)
   let driving = true
   let passes = 0
   const minPasses = options.minPasses ?? 4
