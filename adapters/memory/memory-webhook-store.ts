@@ -336,7 +336,7 @@ export class MemoryWebhookStore implements WebhookStore {
         if (types.has(entry.type)) events.push({ position: entry.position, payload: entry.payload })
       }
       const next = events.length === query.limit ? (events.at(-1)?.position ?? upper) : Math.max(after, upper)
-      return { expired: false, events, next, has_more: next < feed.head }
+      return { expired: false, events, next, has_more: next < feed.head, head: feed.head }
     })
   }
 

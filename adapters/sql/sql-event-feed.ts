@@ -45,7 +45,7 @@ export class SqlEventFeed {
     const after = query.after ?? horizon
     if (after < horizon) return { expired: true }
     const upper = Math.min(after + query.scan, head)
-    if (upper <= after) return { expired: false, events: [], next: after, has_more: after < head || waiting }
+    if (upper <= after) return { expired: false, events: [], next: after, has_more: after < head || waiting, head }
     const rows = await this.db
       .selectFrom(EVENTS)
       .select(['position', 'payload'])
@@ -64,7 +64,7 @@ export class SqlEventFeed {
     if (after < (await this.#feed(companyId)).horizon) return { expired: true }
     const events = rows.map((row) => ({ position: this.codec.readInt(row.position), payload: row.payload as string }))
     const next = events.length === query.limit ? (events.at(-1)?.position ?? upper) : upper
-    return { expired: false, events, next, has_more: next < head || waiting }
+    return { expired: false, events, next, has_more: next < head || waiting, head }
   }
 
   async head(companyId: number): Promise<number> {

@@ -155,11 +155,8 @@ export function eventFeedRoutes(context: EventFeedContext): RouteSpec[] {
             'This cursor is older than the retained event history: some events after it are gone. Sync again from scratch: take GET /v1/events/cursor, read every list, then follow the feed from that cursor.',
           )
         }
-        if (position !== undefined && page.next === position && !page.has_more && page.events.length === 0) {
-          // A position the feed has not reached yet was never handed out.
-          const head = await store.feedHead(companyId)
-          if (position > head) throw new ValidationError([{ field: 'after', message: NOT_A_CURSOR }])
-        }
+        // A position the feed has not reached yet was never handed out.
+        if (position !== undefined && position > page.head) throw new ValidationError([{ field: 'after', message: NOT_A_CURSOR }])
         const data = page.events.map((event) => event.payload).join(',')
         return `{"data":[${data}],"next_cursor":${JSON.stringify(encodeCursor(companyId, page.next))},"has_more":${page.has_more}}`
       },

@@ -369,4 +369,6 @@ export type FeedPage =
       next: number
       /** Whether positions beyond `next` exist now. */
       has_more: boolean
+      /** The feed's newest position now (`feedHead` without its own call): an `after` above it was never handed out. */
+      head: number
     }

@@ -59,12 +59,14 @@ export function pageViolations(page: Extract<FeedPage, { expired: false }>, comp
   const positions = page.events.map((event) => event.position)
   if (!Number.isInteger(page.next)) wrong.push(`next is ${String(page.next)}, not an integer`)
   if (typeof page.has_more !== 'boolean') wrong.push(`has_more is ${String(page.has_more)}, not a boolean`)
+  if (!Number.isInteger(page.head)) wrong.push(`head is ${String(page.head)}, not an integer`)
   if (page.events.length > query.limit) wrong.push(`${page.events.length} events for limit ${query.limit}`)
   for (let index = 1; index < positions.length; index += 1) {
     if ((positions[index] as number) <= (positions[index - 1] as number)) wrong.push(`positions not increasing: ${positions.join(', ')}`)
   }
   const last = positions.at(-1)
   if (last !== undefined && page.next < last) wrong.push(`next ${page.next} is below the last position returned, ${last}: the reader would see it again`)
+  if (last !== undefined && page.head < last) wrong.push(`head ${page.head} is below the last position returned, ${last}`)
   if (query.after !== undefined) {
     const bound = query.after + query.scan
     const beyond = positions.filter((position) => position <= query.after! || position > bound)
@@ -209,7 +211,7 @@ export const eventFeed: ConformanceGroup = {
       expect((await walkFeed(store, 3, WHOLE, new EventNames(3))).labels, 'the feed of a company without events').toEqual([])
 
       const idle = await readPage(store, 1, { ...WHOLE, after: whole.next }, one)
-      expect(idle, "company 1's feed from its last next, with nothing new: the same next, nothing more").toEqual({ expired: false, events: [], next: whole.next, has_more: false })
+      expect(idle, "company 1's feed from its last next, with nothing new: the same next, nothing more").toEqual({ expired: false, events: [], next: whole.next, has_more: false, head: whole.next })
     })
 
     it('a reader following next with small limit and scan sees every event exactly once, also when filtering for a rare type', async () => {
