@@ -269,8 +269,14 @@ function placeOf(diff: Diff, documents: Documents): Place {
 function parameterPlace(diff: Diff, documents: Documents, operation: string): Place {
   const rest = diff.path.slice(5)
   const added = diff.action === 'add' && rest.length === 0
-  const parameter = added ? resolve(documents.after, diff.after) : valueAt(documents.before, diff.path.slice(0, 5))
-  const name = isObject(parameter) ? String(parameter.name) : `#${String(diff.path[4])}`
+  // An operation that had none gains its whole list at once: name what it holds.
+  const whole = added && diff.path.length === 4 && Array.isArray(diff.after) ? diff.after.map((item) => resolve(documents.after, item)) : undefined
+  const parameter = whole !== undefined ? (whole.length === 1 ? whole[0] : undefined) : added ? resolve(documents.after, diff.after) : valueAt(documents.before, diff.path.slice(0, 5))
+  const name = isObject(parameter)
+    ? String(parameter.name)
+    : whole !== undefined
+      ? whole.map((item) => (isObject(item) ? String(item.name) : '?')).join(', ')
+      : `#${String(diff.path[4])}`
   const label = isObject(parameter) ? `${String(parameter.in)} parameter ${name}` : `parameter ${name}`
   if (rest.length === 0) return { operation, target: operation, side: 'request', subject: name, rest: ['parameter', label] }
   return schemaPlace({ operation, target: `${label} of ${operation}`, side: 'request', subject: name, rest }, ['schema'])

@@ -67,6 +67,13 @@ export interface WorkforceApiOptions extends WorkforcePorts {
    * workers. `false` turns the cap off. Default: on.
    */
   listConcurrency?: false | ListConcurrencyOptions
+  /**
+   * Bytes of serialized list pages and by-id answers this instance keeps, each under the version
+   * of the company's rows it was read at (docs/decisions.md, "Conditional requests and kept
+   * answers"): while nothing changed, a repeated read or its 304 runs no page query. `0` keeps
+   * none (every read runs its query; tags and 304s work the same). Default 33,554,432 (32 MiB).
+   */
+  answerCacheBytes?: number
 }
 
 /** The `openapi` option's object form. */
@@ -179,6 +186,7 @@ const KNOWN_OPTIONS = {
   webhookOptions: true,
   openapi: true,
   listConcurrency: true,
+  answerCacheBytes: true,
 } satisfies Record<keyof WorkforceApiOptions, true>
 
 /** Options of `app.register` that Fastify itself reads for every plugin. */
@@ -313,6 +321,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): ResourceCat
   checkRateLimit(options.rateLimit)
   checkOpenApi(options.openapi)
   checkListConcurrency(options.listConcurrency)
+  checkInteger('answerCacheBytes', options.answerCacheBytes, 0, 64 * 1024 * 1024 * 1024)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
   if (options.webhooks !== undefined) {
     for (const method of ['createEndpoint', 'claimDue', 'finishAttempt', 'publish', 'purgeFinished'] as const) {

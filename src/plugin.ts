@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { ResourceCatalogue } from './api/catalogue.js'
 import { eventFeedRoutes } from './api/events-feed.js'
 import { ListPages } from './api/list-pages.js'
+import { ANSWER_CACHE_BYTES, AnswerCache } from './api/answer-cache.js'
 import { CompanyReadLimiter } from './api/company-read-limiter.js'
 import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
@@ -100,7 +101,9 @@ const api = fp(
       ? { writes, clock, events: catalogue, invites: options.invites ?? loggingInviteSender(app), locationOf: (path) => `${prefix}${path}` }
       : undefined
     const reads = options.listConcurrency === false ? undefined : new CompanyReadLimiter(options.listConcurrency)
-    const routes = catalogue.routes({ storage, writes: writeContext, pages: new ListPages(), ...(reads === undefined ? {} : { reads }) })
+    const answerBytes = options.answerCacheBytes ?? ANSWER_CACHE_BYTES
+    const answers = answerBytes === 0 ? undefined : new AnswerCache(answerBytes)
+    const routes = catalogue.routes({ storage, writes: writeContext, pages: new ListPages(), ...(answers === undefined ? {} : { answers }), ...(reads === undefined ? {} : { reads }) })
     // The events feed lists what the webhook store keeps: without one there are no events.
     if (options.webhooks !== undefined) routes.push(...eventFeedRoutes({ store: options.webhooks, catalogue, modules: options.moduleCache }))
     const openapi = options.openapi ?? true

@@ -1517,6 +1517,11 @@ export interface components {
          * @example 5f0c2a8e-3b1d-4c6f-9a7e-2d8b1c4e6f10
          */
         "Idempotency-Key": string;
+        /**
+         * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+         * @example "q1XhZr6vNw3kTtYb0mJc8A"
+         */
+        "If-None-Match": string;
         /** @description The event's id (`evt_…`): the same on every attempt of this event, so a receiver can drop duplicates. */
         "webhook-id": string;
         /** @description Unix time of this attempt, in seconds. Refuse a delivery more than 5 minutes away from your clock. */
@@ -1544,6 +1549,8 @@ export interface components {
         Location: string;
         /** @description Always `Bearer`. */
         "WWW-Authenticate": "Bearer";
+        /** @description A strong tag of this answer: it changes exactly when the answer would. Send it back in `If-None-Match` to be answered `304 Not Modified`, without a body, while nothing changed. */
+        ETag: string;
     };
     pathItems: never;
 }
@@ -1568,7 +1575,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1580,6 +1593,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1624,6 +1638,17 @@ export interface operations {
                         pagination: components["schemas"]["Pagination"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1720,7 +1745,13 @@ export interface operations {
     getUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -1735,6 +1766,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1757,6 +1789,17 @@ export interface operations {
                         data: components["schemas"]["User"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1914,7 +1957,13 @@ export interface operations {
                  */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1926,6 +1975,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1973,6 +2023,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1986,7 +2047,13 @@ export interface operations {
     getEmployee: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2001,6 +2068,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2025,6 +2093,17 @@ export interface operations {
                         data: components["schemas"]["Employee"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2051,7 +2130,13 @@ export interface operations {
                 /** @description Keyset paging: only records with an id above this one (`0`: from the first), in id order, with the same filters and `per_page`. The id need not exist (a deleted record's id works). Pass the previous answer's `pagination.next_starting_after` to read on: a deletion during the walk cannot make you miss a record. Not with `page`. */
                 starting_after?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2063,6 +2148,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2103,6 +2189,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2116,7 +2213,13 @@ export interface operations {
     getRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2131,6 +2234,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2153,6 +2257,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2168,7 +2283,13 @@ export interface operations {
     getCompany: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2180,6 +2301,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2199,6 +2321,17 @@ export interface operations {
                         data: components["schemas"]["Company"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2234,7 +2367,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2246,6 +2385,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2291,6 +2431,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2304,7 +2455,13 @@ export interface operations {
     getProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2319,6 +2476,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,6 +2500,17 @@ export interface operations {
                         data: components["schemas"]["Project"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2386,7 +2555,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2398,6 +2573,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2418,6 +2594,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2431,7 +2618,13 @@ export interface operations {
     getShift: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2446,6 +2639,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2662,17 @@ export interface operations {
                         data: components["schemas"]["Shift"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2504,7 +2709,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2516,6 +2727,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2557,6 +2769,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2570,7 +2793,13 @@ export interface operations {
     getAbsence: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2585,6 +2814,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,6 +2836,17 @@ export interface operations {
                         data: components["schemas"]["Absence"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2644,7 +2885,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2656,6 +2903,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2701,6 +2949,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2714,7 +2973,13 @@ export interface operations {
     getExpense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -2729,6 +2994,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2752,6 +3018,17 @@ export interface operations {
                         data: components["schemas"]["Expense"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2795,7 +3072,13 @@ export interface operations {
                 /** @description Only records updated at or after this instant (ISO 8601). Store the time your sync started and pass it here next time; URL-encode an offset (`+02:00` as `%2B02:00`). */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2807,6 +3090,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,6 +3163,17 @@ export interface operations {
                         pagination: components["schemas"]["Pagination"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2987,7 +3282,13 @@ export interface operations {
     getTodo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path: {
                 /** @description The record id. */
                 id: number;
@@ -3002,6 +3303,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3046,6 +3348,17 @@ export interface operations {
                         data: components["schemas"]["Todo"];
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3179,7 +3492,13 @@ export interface operations {
                  */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3191,6 +3510,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3269,6 +3589,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3283,7 +3614,13 @@ export interface operations {
     getEventsCursor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.
+                 * @example "q1XhZr6vNw3kTtYb0mJc8A"
+                 */
+                "If-None-Match"?: components["parameters"]["If-None-Match"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3295,6 +3632,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3312,6 +3650,17 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -5,6 +5,7 @@ import type { ModuleCache } from '../auth/module-cache.js'
 import { CursorExpiredError, ForbiddenError, ValidationError } from '../errors.js'
 import type { WebhookStore } from '../ports/webhook-store.js'
 import type { ResourceCatalogue } from './catalogue.js'
+import { entityTag, SerializedAnswer } from './conditional.js'
 import type { ExampleRequest } from './examples.js'
 import { companyOf, type RouteSpec } from './route-spec.js'
 import { NoQuery } from './wire.js'
@@ -87,8 +88,6 @@ const FeedCursorSchema = Type.Object({
   }),
 })
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-
 /** The requests whose answers are the reference document's examples (`npm run openapi`), after the resources' example writes. */
 export const EVENT_FEED_EXAMPLES: Readonly<Record<string, ExampleRequest>> = {
   listEvents: { method: 'GET', path: '/v1/events', query: { limit: 2 } },
@@ -135,19 +134,18 @@ export function eventFeedRoutes(context: EventFeedContext): RouteSpec[] {
       tag: EVENTS_TAG,
       expiringCursor: true,
       schema: { querystring: FeedQuery, response: { 200: FeedPageSchema } },
-      async handler(request, reply) {
+      async handler(request) {
         const { after, types, limit = DEFAULT_FEED_LIMIT } = request.query as { after?: string; types?: string; limit?: number }
         const companyId = companyOf(request)
         const position = after === undefined ? undefined : decodeCursor(after, companyId)
         if (position === null) throw new ValidationError([{ field: 'after', message: NOT_A_CURSOR }])
         const readable = await readableTypes(request, context)
         const wanted = types === undefined ? readable : requestedTypes(types, readable, context.catalogue)
-        reply.header('content-type', JSON_TYPE)
         if (wanted.length === 0) {
           // Nothing this key may read: the cursor still moves to the head, as a page of other types would.
           const head = await store.feedHead(companyId)
           if (position !== undefined && position > head) throw new ValidationError([{ field: 'after', message: NOT_A_CURSOR }])
-          return `{"data":[],"next_cursor":${JSON.stringify(encodeCursor(companyId, Math.max(head, position ?? 0)))},"has_more":false}`
+          return feedAnswer(`{"data":[],"next_cursor":${JSON.stringify(encodeCursor(companyId, Math.max(head, position ?? 0)))},"has_more":false}`)
         }
         const page = await store.readFeed(companyId, { ...(position === undefined ? {} : { after: position }), types: wanted, limit, scan: limit * SCAN_PER_EVENT })
         if (page.expired) {
@@ -158,7 +156,7 @@ export function eventFeedRoutes(context: EventFeedContext): RouteSpec[] {
         // A position the feed has not reached yet was never handed out.
         if (position !== undefined && position > page.head) throw new ValidationError([{ field: 'after', message: NOT_A_CURSOR }])
         const data = page.events.map((event) => event.payload).join(',')
-        return `{"data":[${data}],"next_cursor":${JSON.stringify(encodeCursor(companyId, page.next))},"has_more":${page.has_more}}`
+        return feedAnswer(`{"data":[${data}],"next_cursor":${JSON.stringify(encodeCursor(companyId, page.next))},"has_more":${page.has_more}}`)
       },
     },
     {
@@ -174,6 +172,11 @@ export function eventFeedRoutes(context: EventFeedContext): RouteSpec[] {
       },
     },
   ]
+}
+
+/** A feed page, already JSON (the stored bodies joined): sent as it is, tagged like every read. */
+function feedAnswer(body: string): SerializedAnswer {
+  return new SerializedAnswer(body, entityTag(body))
 }
 
 /** The event types `request`'s key may read: those of each resource whose read scope it holds, whose module is active. */

@@ -229,7 +229,7 @@ function addMark(marks: Mark[], mark: Mark): void {
 }
 
 /** A stable text of a filter: its present fields in name order, instants as ISO strings. */
-function filterKey(filter: unknown): string {
+export function filterKey(filter: unknown): string {
   const entries = Object.entries(filter as Record<string, unknown>)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -6,8 +6,10 @@ import type { ListDeclaration, ResourceDeclaration } from './resource.js'
 import { TooManyListReads, type CompanyReadLimiter } from './company-read-limiter.js'
 import { filterContext } from './filters.js'
 import { DEFAULT_PAGE, DEFAULT_PER_PAGE, ItemEnvelope, keysetPaginated, ListEnvelope, PageQuery, pageWindow, paginated } from './pagination.js'
+import { answerKey, type AnswerCache } from './answer-cache.js'
+import { serializeAnswer, type SerializedAnswer } from './conditional.js'
 import { rowsAfterByList } from './keyset-fallback.js'
-import { ListPages } from './list-pages.js'
+import { filterKey, ListPages } from './list-pages.js'
 import { companyOf, type ApiContext, type RouteSpec } from './route-spec.js'
 import { IdParams, NoQuery } from './wire.js'
 
@@ -26,8 +28,23 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
   const { storage } = context
   const reader = list.reader(storage)
   const pages = context.pages ?? new ListPages()
-  const { reads } = context
+  const { reads, answers } = context
   const { seek } = reader
+  /**
+   * With a version to key it by (`seek`), an answer is kept (`AnswerCache`): while the company's
+   * rows are unchanged a read, or its 304, costs one version lookup. `answer` builds it otherwise.
+   */
+  const remembered =
+    seek === undefined || answers === undefined
+      ? (_companyId: number, _question: string, answer: () => Promise<SerializedAnswer>) => answer()
+      : async (companyId: number, question: string, answer: () => Promise<SerializedAnswer>) => {
+          const key = answerKey(name, companyId, question, await seek.version(companyId))
+          const kept = answers.get(key)
+          if (kept !== undefined) return kept
+          const fresh = await answer()
+          answers.set(key, fresh)
+          return fresh
+        }
   const querystring = Type.Object({ ...PageQuery, ...list.filters }, { additionalProperties: false })
   const { name, scope } = resource
   return [
@@ -48,19 +65,25 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
         const companyId = companyOf(request)
         const filter = await list.toFilter(query as unknown as Static<TObject<P>>, filterContext(storage, companyId))
         const run = <T>(read: () => Promise<T>) => (reads === undefined ? read() : limited(reads, companyId, read, reply))
+        const where = filterKey(filter)
         if (startingAfter !== undefined) {
-          // One row more than the page: whether another follows (`has_more`).
-          const limit = perPage + 1
-          const result = await run(() =>
-            seek === undefined
-              ? rowsAfterByList(reader, companyId, filter, startingAfter, limit)
-              : pages.after(name, seek, companyId, filter, startingAfter, limit),
-          )
-          return keysetPaginated(result, startingAfter, perPage, resource.render)
+          return remembered(companyId, `after ${startingAfter} ${perPage} ${where}`, async () => {
+            // One row more than the page: whether another follows (`has_more`).
+            const limit = perPage + 1
+            const result = await run(() =>
+              seek === undefined
+                ? rowsAfterByList(reader, companyId, filter, startingAfter, limit)
+                : pages.after(name, seek, companyId, filter, startingAfter, limit),
+            )
+            return serializeAnswer(reply, keysetPaginated(result, startingAfter, perPage, resource.render))
+          })
         }
-        const window = pageWindow(page ?? DEFAULT_PAGE, perPage)
-        const result = await run(() => (seek === undefined ? reader.list(companyId, filter, window) : pages.list(name, seek, companyId, filter, window)))
-        return paginated(result, page ?? DEFAULT_PAGE, perPage, resource.render)
+        const pageNumber = page ?? DEFAULT_PAGE
+        return remembered(companyId, `page ${pageNumber} ${perPage} ${where}`, async () => {
+          const window = pageWindow(pageNumber, perPage)
+          const result = await run(() => (seek === undefined ? reader.list(companyId, filter, window) : pages.list(name, seek, companyId, filter, window)))
+          return serializeAnswer(reply, paginated(result, pageNumber, perPage, resource.render))
+        })
       },
     },
     {
@@ -71,11 +94,14 @@ export function readRoutes<R extends { id: number }, F, P extends TProperties, W
       tag: name,
       scope,
       schema: { querystring: NoQuery, params: IdParams, response: { 200: ItemEnvelope(resource.item) } },
-      async handler(request) {
+      async handler(request, reply) {
         const { id } = request.params as Static<typeof IdParams>
-        const record = await reader.get(companyOf(request), id)
-        if (record === null) throw new NotFoundError('Resource not found')
-        return { data: resource.render(record) }
+        const companyId = companyOf(request)
+        return remembered(companyId, `id ${id}`, async () => {
+          const record = await reader.get(companyId, id)
+          if (record === null) throw new NotFoundError('Resource not found')
+          return serializeAnswer(reply, { data: resource.render(record) })
+        })
       },
     },
   ]

@@ -5,7 +5,9 @@ import type { Clock } from '../ports/clock.js'
 import type { InviteSender } from '../ports/invite-sender.js'
 import type { Storage } from '../ports/storage.js'
 import type { ChangeEvent, WriteStorage } from '../ports/write-storage.js'
+import type { AnswerCache } from './answer-cache.js'
 import type { CompanyReadLimiter } from './company-read-limiter.js'
+import { conditionalHandler } from './conditional.js'
 import type { ListPages } from './list-pages.js'
 
 export interface RouteSchemas {
@@ -60,7 +62,10 @@ declare module 'fastify' {
   }
 }
 
-/** Mounts `spec` on `app` (the API's encapsulated context). */
+/**
+ * Mounts `spec` on `app` (the API's encapsulated context). A GET's answer is tagged and may be
+ * answered 304 (`conditionalHandler`): every read, ours or a host's, takes `If-None-Match`.
+ */
 export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
   app.route({
     method: spec.method,
@@ -68,7 +73,7 @@ export function mountRoute(app: FastifyInstance, spec: RouteSpec): void {
     schema: { ...spec.schema, operationId: spec.operationId, summary: spec.summary, tags: [spec.tag] },
     config: { workforceRoute: spec },
     ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
-    handler: spec.handler,
+    handler: spec.method === 'GET' ? conditionalHandler(spec.handler) : spec.handler,
   })
 }
 
@@ -101,6 +106,8 @@ export interface ApiContext {
   pages?: ListPages
   /** Each company's share of list reads in flight, shared by the resources of one app (`company-read-limiter.ts`); without it, unlimited. */
   reads?: CompanyReadLimiter
+  /** Answers kept by version, shared by the resources of one app (`answer-cache.ts`); without it, every read runs its query. */
+  answers?: AnswerCache
   /** Without it the API is read-only and no write route is declared. */
   writes?: WriteContext
 }

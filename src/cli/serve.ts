@@ -41,6 +41,7 @@ export const SERVE_HELP: HelpTopic = {
     ['--allow-private-webhooks', 'deliver to http:// and private addresses (development only)'],
     ['--webhook-retry-schedule <list>', `delays between delivery attempts (default ${DEFAULT_RETRY_SCHEDULE_MS.map(formatDuration).join(',')})`],
     ['--no-dispatcher', 'serve the API only; other instances deliver webhooks'],
+    ['--answer-cache <bytes>', 'bytes of unchanged list and by-id answers kept in memory; 0 keeps none (default 33554432, 32 MiB)'],
   ],
   sections: [
     { heading: 'durations', lines: ['<d> is a whole number with a unit: 500ms, 10s, 5m, 2h.'] },
@@ -76,6 +77,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       'allow-private-webhooks': { type: 'boolean' },
       'webhook-retry-schedule': { type: 'string' },
       'no-dispatcher': { type: 'boolean' },
+      'answer-cache': { type: 'string' },
     },
     usage,
   )
@@ -96,6 +98,8 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
     ...(flags['rate-limit-window'] === undefined ? {} : { timeWindow: durationFlag(flags['rate-limit-window'], 'rate-limit-window') }),
     ...(flags.redis === undefined ? {} : { redis: flags.redis }),
   }
+  const answerCache = flags['answer-cache']
+  if (answerCache !== undefined && !/^\d{1,15}$/.test(answerCache)) throw new CliError(`--answer-cache must be a whole number of bytes, got "${answerCache}"`, 2)
   const shutdownMs = flags['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : durationFlag(flags['shutdown-timeout'], 'shutdown-timeout')
   const retrySchedule = retryScheduleFlag(flags['webhook-retry-schedule'])
   // A bad WORKFORCE_WEBHOOK_KEY is refused before anything is opened; the key file beside a
@@ -116,6 +120,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       ...portsOf(adapter),
       rateLimit,
       webhookOptions,
+      ...(answerCache === undefined ? {} : { answerCacheBytes: Number(answerCache) }),
     })
     await app.ready()
     // Connections first, traffic second: until `listen`, /health/ready cannot answer at all,

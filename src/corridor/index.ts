@@ -1,4 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
+import { CONDITIONAL_RESPONSES } from '../api/conditional.js'
 import { routeSpecOf } from '../api/route-spec.js'
 import type { KeyVerifier } from '../auth/key-verifier.js'
 import type { ModuleCache } from '../auth/module-cache.js'
@@ -28,7 +29,8 @@ export interface CorridorDependencies {
  * The corridor every API request walks, in order — written here once:
  *
  *   router → failed-auth limit → authenticate → rate limit → authorize → body parsing
- *     → idempotency (mutations) → validate → handler; render answers for a failure anywhere
+ *     → idempotency (mutations) → validate → handler (a read: its tag, or 304); render answers
+ *     for a failure anywhere
  *
  * Each entry is what that place can answer instead of the route (`StageResponses`, declared
  * beside its code); the reference document reads them from here (src/openapi/responses.ts).
@@ -46,6 +48,7 @@ export const CORRIDOR: readonly StageResponses[] = [
   PARSE_BODY_RESPONSES,
   IDEMPOTENCY_RESPONSES,
   VALIDATE_RESPONSES,
+  CONDITIONAL_RESPONSES,
   RENDER_RESPONSES,
 ]
 

@@ -1,4 +1,5 @@
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
+import { format as formatDuration } from '@lukeed/ms'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
@@ -168,24 +169,80 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     },
   }
 
-  let perKeyHook: ReturnType<FastifyInstance['rateLimit']> | undefined
+  let perKeyCheck: ReturnType<FastifyInstance['createRateLimit']> | undefined
   const perKey: CorridorStage = {
     name: RATE_LIMIT_RESPONSES.stage,
     async setup(app) {
       await register(app)
-      perKeyHook = app.rateLimit({
-        hook: 'onRequest',
+      perKeyCheck = app.createRateLimit({
         keyGenerator: (request) => `key:${(request.workforceAuth as AuthenticatedKey).keyId}`,
         max: (request) => (request.workforceAuth as AuthenticatedKey).rateLimit ?? settings.max,
         timeWindow: settings.timeWindowMs,
-        errorResponseBuilder: (_request, context) =>
-          new RateLimitedError(`Rate limit of ${context.max} requests per ${settings.timeWindowMs / 1000} s exceeded for this API key; retry after ${context.after}`),
       })
     },
-    hooksFor: () => ({ onRequest: perKeyHook as NonNullable<typeof perKeyHook> }),
+    hooksFor: (route) => {
+      const check = perKeyCheck as NonNullable<typeof perKeyCheck>
+      const refuse = (reply: FastifyReply, state: CountedState) => {
+        stampBudget(reply, state.max, 0, state.ttlInSeconds)
+        reply.header('retry-after', String(state.ttlInSeconds))
+        return new RateLimitedError(
+          `Rate limit of ${state.max} requests per ${settings.timeWindowMs / 1000} s exceeded for this API key; retry after ${formatDuration(state.ttlInSeconds * 1000, true)}`,
+        )
+      }
+      const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+        if (route.method === 'GET' && request.headers['if-none-match'] !== undefined) {
+          // A conditional read is counted once its answer is known: a 304 spends nothing
+          // (docs/decisions.md, "Conditional requests"). A key whose budget is spent is refused
+          // all the same, so a tag cannot buy requests beyond the budget.
+          const state = await check(request, { increment: false })
+          if (state.isAllowed) return
+          if (state.remaining === 0 && state.ttl > 0) throw refuse(reply, state)
+          request.workforceDeferredCharge = state
+          return
+        }
+        const state = await check(request)
+        if (state.isAllowed) return
+        if (state.isExceeded) throw refuse(reply, state)
+        stampBudget(reply, state.max, state.remaining, state.ttlInSeconds)
+      }
+      if (route.method !== 'GET') return { onRequest }
+      const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+        const read = request.workforceDeferredCharge
+        if (read === undefined || read.isAllowed) return payload
+        request.workforceDeferredCharge = undefined
+        if (reply.statusCode === 304) {
+          stampBudget(reply, read.max, read.remaining, read.ttlInSeconds)
+          return payload
+        }
+        // Answered otherwise (200, or an error after this stage): counted now, as any request.
+        const state = await check(request)
+        if (!state.isAllowed) stampBudget(reply, state.max, state.remaining, state.ttlInSeconds)
+        return payload
+      }
+      return { onRequest, onSend }
+    },
   }
 
   return { failedAuth, perKey }
+}
+
+/** What the library's check answers (`app.createRateLimit`). */
+type RateLimitState = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>
+/** A state with a count (every key is counted: no allow list). */
+type CountedState = Extract<RateLimitState, { isAllowed: false }>
+
+/** The budget headers, as the library sets them (its defaults: limit, remaining, reset in seconds). */
+function stampBudget(reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
+  reply.header('x-ratelimit-limit', max)
+  reply.header('x-ratelimit-remaining', remaining)
+  reply.header('x-ratelimit-reset', resetSeconds)
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A conditional read's budget as read before it was answered; counted in `onSend` unless it is a 304. */
+    workforceDeferredCharge?: CountedState
+  }
 }
 
 /** The plugin's `rateLimit` option (`false` turns both limits off). */

@@ -38,6 +38,7 @@ export type DocumentedHeader =
   | 'Idempotent-Replay'
   | 'Location'
   | 'WWW-Authenticate'
+  | 'ETag'
 
 /** Which routes a declared response or header concerns, read from the route's declaration. */
 export type RouteCondition = (route: RouteSpec) => boolean

@@ -9,7 +9,7 @@ import type { RouteSpec } from '../api/route-spec.js'
 import { ErrorEnvelope } from '../errors.js'
 import { COMMON_FIELD_DOCS, PARAMETER_DOCS, WEBHOOKS_TAG } from './operation-docs.js'
 import { OPERATION_EXAMPLES } from './examples.generated.js'
-import { ERROR_RESPONSES, errorExample, errorStatusesOf, HEADERS, successHeadersOf } from './responses.js'
+import { ERROR_RESPONSES, errorExample, errorStatusesOf, HEADERS, IF_NONE_MATCH_PARAMETER, NOT_MODIFIED_DESCRIPTION, successHeadersOf } from './responses.js'
 import { SIGNATURE_HEADERS, webhooksSection } from './webhook-payloads.js'
 
 /** The name `@fastify/swagger` decorates the API's context with; ours, so a host's own `swagger` is untouched. */
@@ -133,6 +133,7 @@ export function finishDocument(document: OpenApiDocument, specs: ReadonlyMap<str
   )
   components.parameters = {
     'Idempotency-Key': IDEMPOTENCY_KEY_PARAMETER,
+    'If-None-Match': IF_NONE_MATCH_PARAMETER,
     ...Object.fromEntries(SIGNATURE_HEADERS.map((header) => [header.name, header])),
   }
   document.components = components
@@ -174,6 +175,7 @@ function completeOperation(operation: Operation, spec: RouteSpec, catalogue: Res
     if (described !== undefined && parameter.description === undefined) parameter.description = described
   }
   if (spec.method !== 'GET') parameters.push({ $ref: '#/components/parameters/Idempotency-Key' })
+  else parameters.push({ $ref: '#/components/parameters/If-None-Match' })
   if (parameters.length > 0) operation.parameters = parameters
 
   const example = OPERATION_EXAMPLES[spec.operationId]
@@ -189,6 +191,8 @@ function completeOperation(operation: Operation, spec: RouteSpec, catalogue: Res
     operation.requestBody.required = true
   }
 
+  // Every read answers 304 to a client that holds its tag (src/api/conditional.ts).
+  if (spec.method === 'GET') operation.responses['304'] = { description: NOT_MODIFIED_DESCRIPTION }
   for (const [status, response] of Object.entries(operation.responses)) {
     response.description = docs?.responses?.[Number(status)] ?? response.description
     response.headers = Object.fromEntries(

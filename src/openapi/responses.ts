@@ -45,7 +45,29 @@ export const HEADERS: Record<DocumentedHeader, HeaderObject> = {
   },
   Location: { name: 'Location', description: 'The path of the created resource.', required: true, schema: { type: 'string' } },
   'WWW-Authenticate': { name: 'WWW-Authenticate', description: 'Always `Bearer`.', required: true, schema: { type: 'string', enum: ['Bearer'] } },
+  ETag: {
+    name: 'ETag',
+    description:
+      'A strong tag of this answer: it changes exactly when the answer would. Send it back in `If-None-Match` to be answered `304 Not Modified`, without a body, while nothing changed.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{22}"$' },
+  },
 }
+
+/** What `If-None-Match` means on every read (`components.parameters`). */
+export const IF_NONE_MATCH_PARAMETER = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The `ETag` of an answer you hold (or several, comma-separated; `*` matches any). While the answer is unchanged the API answers `304 Not Modified` without a body, and the request does not spend your rate budget (it still counts in your usage, as not modified). A key whose budget is spent gets 429 as for any request.',
+  schema: { type: 'string' },
+  example: '"q1XhZr6vNw3kTtYb0mJc8A"',
+}
+
+/** The `304` of every read. */
+export const NOT_MODIFIED_DESCRIPTION =
+  'Not modified: the answer is the one whose `ETag` you sent in `If-None-Match`. No body; the rate limit headers say the budget, which this answer did not spend.'
 
 /** The prose of one error status's `components.responses` entry. */
 interface ErrorProse {

@@ -113,7 +113,9 @@ describe('what the document says of each operation', () => {
     }
     const statuses = Object.keys(operation.responses).map(Number)
     const success = Object.keys(route.schema.response).map(Number)
-    expect(statuses.sort()).toEqual([...success, ...errorStatusesOf(route)].sort())
+    // A read also answers 304 to a client holding its tag (src/api/conditional.ts).
+    const notModified = route.method === 'GET' ? [304] : []
+    expect(statuses.sort()).toEqual([...success, ...notModified, ...errorStatusesOf(route)].sort())
     for (const status of errorStatusesOf(route)) expect(operation.responses[status].$ref).toMatch(/^#\/components\/responses\/\w+$/)
     const [status] = success
     const headers = Object.keys(operation.responses[String(status)].headers)
@@ -122,6 +124,13 @@ describe('what the document says of each operation', () => {
     const idempotencyKey = (operation.parameters ?? []).some((parameter: Json) => parameter.$ref === '#/components/parameters/Idempotency-Key')
     expect(idempotencyKey).toBe(route.method !== 'GET')
     expect(headers.includes('Idempotent-Replay')).toBe(route.method !== 'GET')
+    expect(headers.includes('ETag')).toBe(route.method === 'GET')
+    const ifNoneMatch = (operation.parameters ?? []).some((parameter: Json) => parameter.$ref === '#/components/parameters/If-None-Match')
+    expect(ifNoneMatch).toBe(route.method === 'GET')
+    if (route.method === 'GET') {
+      expect(Object.keys(operation.responses['304'].headers)).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag'])
+      expect(operation.responses['304'].content).toBeUndefined()
+    }
   })
 
   it('lists every query parameter of a route with the constraints its schema validates with', () => {

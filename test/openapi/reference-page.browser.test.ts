@@ -54,7 +54,7 @@ describeBrowser('the reference page in a real browser', () => {
     const rows = operation.locator('tr[data-param-name]')
     await rows.first().waitFor({ state: 'visible', timeout: 15_000 })
     const names = await rows.evaluateAll((elements) => elements.map((element) => element.getAttribute('data-param-name')))
-    expect(names).toEqual(['page', 'per_page', 'starting_after', 'active', 'email', 'updated_since'])
+    expect(names).toEqual(['page', 'per_page', 'starting_after', 'active', 'email', 'updated_since', 'If-None-Match'])
     await expect.poll(() => operation.locator('.opblock-summary-path').first().textContent()).toBe('/v1/users')
     // The enum-free boolean filter and the page bounds come from the route's own schema.
     expect(await operation.locator('tr[data-param-name="per_page"]').textContent()).toContain('100')
