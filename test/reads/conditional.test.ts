@@ -207,6 +207,31 @@ describe('conditional reads over SQL written outside the API', () => {
     expect(retitled.users).toBe(renamed.users)
   })
 
+  it("a host's change published in its own transaction changes the tags of what it changed, and the feed's, only", async () => {
+    const sqlite = WRITE_ADAPTERS.find((candidate) => candidate.name === 'sqlite') as WriteAdapterFactory
+    const t = await open({ adapter: sqlite })
+    const key = await t.keyFor(1)
+    const db = (t.adapter as unknown as { db: import('kysely').Kysely<any> }).db
+    const shifts = (await t.get('/v1/shifts?per_page=3', key)).json() as { data: Array<{ id: number }> }
+    const shift = shifts.data[0] as { id: number }
+    const feed = await t.get('/v1/events/cursor', key)
+    const cursor = (feed.json() as { data: { cursor: string } }).data.cursor
+    const paths = ['/v1/shifts?per_page=3', `/v1/shifts/${shift.id}`, '/v1/todos', '/v1/users', `/v1/events?after=${cursor}`]
+    const before = new Map<string, string>()
+    for (const path of paths) before.set(path, tagOf(await t.get(path, key)))
+    await db.transaction().execute(async (trx) => {
+      await trx.updateTable('wfa_shifts').set({ break_minutes: 42 }).where('company_id', '=', 1).where('id', '=', shift.id).execute()
+      const record = await t.adapter.storage.shifts.get(1, shift.id)
+      await t.app.workforceApi.events.publish(trx, { type: 'shifts.updated', companyId: 1, record: record as NonNullable<typeof record> })
+    })
+    const status = async (path: string) => (await conditionalGet(t, path, key, before.get(path) as string)).statusCode
+    expect(await status('/v1/shifts?per_page=3')).toBe(200)
+    expect(await status(`/v1/shifts/${shift.id}`)).toBe(200)
+    expect(await status(`/v1/events?after=${cursor}`)).toBe(200)
+    expect(await status('/v1/todos')).toBe(304)
+    expect(await status('/v1/users')).toBe(304)
+  })
+
   it("another instance's write changes this instance's tags at once", async () => {
     directory = mkdtempSync(join(tmpdir(), 'wfa-conditional-'))
     const filename = join(directory, 'shared.db')
