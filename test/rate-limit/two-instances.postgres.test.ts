@@ -53,5 +53,22 @@ describePostgres('two instances, separate pools and Redis clients', () => {
       expect(statuses.slice(10).every((status) => status === 429)).toBe(true)
       expect(remaining).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0'])
     })
+
+    it('304s on either instance spend nothing of the shared budget (issue 25)', async () => {
+      const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]]
+      const { key } = await a.app.workforceApi.keys.create({ companyId: 1, scopes: ['users:read'] })
+      const first = await fetch(`${a.url}/users?per_page=1`, { headers: { 'x-api-key': key } })
+      await first.arrayBuffer()
+      const tag = first.headers.get('etag') as string
+      for (let i = 0; i < 20; i++) {
+        const response = await fetch(`${(i % 2 === 0 ? b : a).url}/users?per_page=1`, { headers: { 'x-api-key': key, 'if-none-match': tag } })
+        expect(response.status).toBe(304)
+        expect(response.headers.get('x-ratelimit-remaining')).toBe('9')
+      }
+      const counted = await fetch(`${b.url}/users?per_page=2`, { headers: { 'x-api-key': key, 'if-none-match': tag } })
+      expect(counted.status).toBe(200)
+      expect(counted.headers.get('x-ratelimit-remaining')).toBe('8')
+      await counted.arrayBuffer()
+    })
   })
 })
