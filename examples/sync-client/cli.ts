@@ -13,7 +13,9 @@ export const USAGE = `Usage: npm run sync-client -- --url <base-url> --key <api-
 Mirrors one company's data from the workforce public API into a local SQLite file. The first
 run takes the events feed's cursor, then reads every list; later runs apply the events since
 (creations, updates and deletions). Roles (which have no events) and the company are read whole
-every time. If the cursor has expired, the run says so and reads everything again.
+every time, asked with the ETag kept from the last run: unchanged, they come back 304 Not
+Modified, which costs no rate budget. If the cursor has expired, the run says so and reads
+everything again.
 
 Options:
   --url <base-url>  where the API is mounted, without /v1 (e.g. http://127.0.0.1:3000/api/public)
@@ -127,7 +129,7 @@ export function summary(report: SyncReport, db: string): string {
     line(header),
     ...rows.map(line),
     '',
-    `${records} records in ${pages} pages, ${report.feed.events} events in ${report.feed.pages} feed pages, ${report.requests} requests (${report.retries} retries), ${(report.elapsedMs / 1000).toFixed(1)} s; mirror: ${db}`,
+    `${records} records in ${pages} pages, ${report.feed.events} events in ${report.feed.pages} feed pages, ${report.requests} requests (${report.retries} retries, ${report.notModified} not modified), ${(report.elapsedMs / 1000).toFixed(1)} s; mirror: ${db}`,
     '',
   ].join('\n')
 }

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import type { AnswerStore, KeptAnswer } from './conditional.js'
 import { isDeletion, RESOURCE_NAMES, resourceOfEvent, type FeedEvent, type ResourceName, type SyncedRecord } from './resources.js'
 
 /** Where the mirror stands with the events feed. */
@@ -23,7 +24,8 @@ export interface Applied {
 /**
  * A local SQLite copy of one company's data: a table per resource (`id`, `updated_at`, and the
  * record's JSON as the API returned it), the feed cursor it is up to date with (`feed_state`),
- * and where a full read in progress has got to (`list_walk`). Records are applied by id and only
+ * where a full read in progress has got to (`list_walk`), and the answers the client asks for
+ * again with `If-None-Match` (`kept_answer`, conditional.ts). Records are applied by id and only
  * ever replaced by one at least as new, so applying a page or an event twice, or an older copy
  * after a newer one, changes nothing (docs/api.md 4).
  *
@@ -33,7 +35,7 @@ export interface Applied {
  * mirror.saveCursor(page.next_cursor)
  * mirror.close()
  */
-export class Mirror {
+export class Mirror implements AnswerStore {
   readonly #db: Database.Database
 
   private constructor(db: Database.Database) {
@@ -168,6 +170,30 @@ export class Mirror {
     this.#db.prepare('UPDATE feed_state SET cursor = ?').run(cursor)
   }
 
+  keptAnswer(key: string): KeptAnswer | null {
+    const row = this.#db.prepare('SELECT etag, body FROM kept_answer WHERE request = ?').get(key) as KeptAnswer | undefined
+    return row ?? null
+  }
+
+  keepAnswer(key: string, answer: KeptAnswer): void {
+    this.#db
+      .prepare('INSERT INTO kept_answer (request, etag, body) VALUES (?, ?, ?) ON CONFLICT (request) DO UPDATE SET etag = excluded.etag, body = excluded.body')
+      .run(key, answer.etag, answer.body)
+  }
+
+  forgetAnswer(key: string): void {
+    this.#db.prepare('DELETE FROM kept_answer WHERE request = ?').run(key)
+  }
+
+  keepOnlyAnswers(keys: readonly string[]): void {
+    this.#db.prepare('DELETE FROM kept_answer WHERE request NOT IN (SELECT value FROM json_each(?))').run(JSON.stringify(keys))
+  }
+
+  /** The questions whose answers are kept, in order (for tests and a curious user). */
+  keptQuestions(): string[] {
+    return this.#db.prepare('SELECT request FROM kept_answer ORDER BY request').pluck().all() as string[]
+  }
+
   /** The company whose data this mirror holds, once a sync has read it. */
   companyId(): number | null {
     const id = this.#db.prepare('SELECT id FROM company ORDER BY id LIMIT 1').pluck().get() as number | undefined
@@ -183,6 +209,9 @@ const SCHEMA = [
   ...RESOURCE_NAMES.map((name) => `CREATE TABLE IF NOT EXISTS ${table(name)} (id INTEGER PRIMARY KEY, updated_at TEXT NOT NULL, record TEXT NOT NULL) STRICT;`),
   'CREATE TABLE IF NOT EXISTS feed_state (cursor TEXT NOT NULL, resources TEXT NOT NULL, listed INTEGER NOT NULL) STRICT;',
   'CREATE TABLE IF NOT EXISTS list_walk (resource TEXT PRIMARY KEY, after INTEGER NOT NULL, done INTEGER NOT NULL) STRICT;',
+  // Only the questions asked again every run (the company, the roles' pages, the feed's idle
+  // head), one row each: the big list walks are read once, and their bodies are not kept.
+  'CREATE TABLE IF NOT EXISTS kept_answer (request TEXT PRIMARY KEY, etag TEXT NOT NULL, body TEXT NOT NULL) STRICT;',
   // The windows of updated_since that mirrors made before the feed: without a cursor, such a
   // mirror is synced again from scratch, which also drops the records deleted since.
   'DROP TABLE IF EXISTS sync_state;',

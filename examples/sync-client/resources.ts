@@ -1,5 +1,6 @@
 import type { components, operations, webhooks } from './api-types.js'
 import { ApiError, dataOf, type WorkforceClient } from './client.js'
+import { readOnce, type ReadAnswer } from './conditional.js'
 
 type Schemas = components['schemas']
 
@@ -19,8 +20,8 @@ export type EventType = keyof webhooks
 export type FeedEvent = operations['listEvents']['responses'][200]['content']['application/json']['data'][number]
 export type FeedPage = operations['listEvents']['responses'][200]['content']['application/json']
 
-/** A keyset request: the records with an id above `starting_after` (0: from the first). */
-export interface KeysetQuery {
+/** A keyset request: the records with an id above `starting_after` (0: from the first). A type, so it is a `Question`'s query record. */
+export type KeysetQuery = {
   starting_after: number
   per_page: number
 }
@@ -38,7 +39,8 @@ export interface ListResource {
    * no events: they are read whole, by keyset, on every run.
    */
   events: readonly EventType[]
-  list(api: WorkforceClient, query: KeysetQuery): Promise<Page>
+  /** One keyset page, sent by `read`: once (`readOnce`, the default), or asked again (`ConditionalReads`). */
+  list(api: WorkforceClient, query: KeysetQuery, read?: ReadAnswer): Promise<Page>
 }
 
 /** A list resource's events: created, updated and deleted (checked against the document's event types). */
@@ -46,14 +48,14 @@ const lifecycle = (name: Exclude<ListResourceName, 'roles'>): readonly EventType
 
 /** Every list resource, in the order a full sync reads them. */
 export const LIST_RESOURCES: readonly ListResource[] = [
-  { name: 'users', events: lifecycle('users'), list: async (api, query) => dataOf(await api.GET('/v1/users', { params: { query } }), 'GET /v1/users') },
-  { name: 'employees', events: lifecycle('employees'), list: async (api, query) => dataOf(await api.GET('/v1/employees', { params: { query } }), 'GET /v1/employees') },
-  { name: 'roles', events: [], list: async (api, query) => dataOf(await api.GET('/v1/roles', { params: { query } }), 'GET /v1/roles') },
-  { name: 'projects', events: lifecycle('projects'), list: async (api, query) => dataOf(await api.GET('/v1/projects', { params: { query } }), 'GET /v1/projects') },
-  { name: 'shifts', events: lifecycle('shifts'), list: async (api, query) => dataOf(await api.GET('/v1/shifts', { params: { query } }), 'GET /v1/shifts') },
-  { name: 'absences', events: lifecycle('absences'), list: async (api, query) => dataOf(await api.GET('/v1/absences', { params: { query } }), 'GET /v1/absences') },
-  { name: 'expenses', events: lifecycle('expenses'), list: async (api, query) => dataOf(await api.GET('/v1/expenses', { params: { query } }), 'GET /v1/expenses') },
-  { name: 'todos', events: lifecycle('todos'), list: async (api, query) => dataOf(await api.GET('/v1/todos', { params: { query } }), 'GET /v1/todos') },
+  { name: 'users', events: lifecycle('users'), list: (api, query, read = readOnce) => read({ path: '/v1/users', query }, (header) => api.GET('/v1/users', { params: { query, header } })) },
+  { name: 'employees', events: lifecycle('employees'), list: (api, query, read = readOnce) => read({ path: '/v1/employees', query }, (header) => api.GET('/v1/employees', { params: { query, header } })) },
+  { name: 'roles', events: [], list: (api, query, read = readOnce) => read({ path: '/v1/roles', query }, (header) => api.GET('/v1/roles', { params: { query, header } })) },
+  { name: 'projects', events: lifecycle('projects'), list: (api, query, read = readOnce) => read({ path: '/v1/projects', query }, (header) => api.GET('/v1/projects', { params: { query, header } })) },
+  { name: 'shifts', events: lifecycle('shifts'), list: (api, query, read = readOnce) => read({ path: '/v1/shifts', query }, (header) => api.GET('/v1/shifts', { params: { query, header } })) },
+  { name: 'absences', events: lifecycle('absences'), list: (api, query, read = readOnce) => read({ path: '/v1/absences', query }, (header) => api.GET('/v1/absences', { params: { query, header } })) },
+  { name: 'expenses', events: lifecycle('expenses'), list: (api, query, read = readOnce) => read({ path: '/v1/expenses', query }, (header) => api.GET('/v1/expenses', { params: { query, header } })) },
+  { name: 'todos', events: lifecycle('todos'), list: (api, query, read = readOnce) => read({ path: '/v1/todos', query }, (header) => api.GET('/v1/todos', { params: { query, header } })) },
 ]
 
 /** The company's own event: it has no list, and is never created or deleted through the API. */
@@ -73,9 +75,9 @@ export function isDeletion(type: string): boolean {
   return type.endsWith('.deleted')
 }
 
-/** The key's own company (`GET /v1/company`): no list, no lookup by id. */
-export async function fetchCompany(api: WorkforceClient): Promise<Schemas['Company']> {
-  return dataOf(await api.GET('/v1/company'), 'GET /v1/company').data
+/** The key's own company (`GET /v1/company`): no list, no lookup by id. Asked every run, so `read` may ask it again (`ConditionalReads`). */
+export async function fetchCompany(api: WorkforceClient, read: ReadAnswer = readOnce): Promise<Schemas['Company']> {
+  return (await read({ path: '/v1/company' }, (header) => api.GET('/v1/company', { params: { header } }))).data
 }
 
 /** `GET /v1/events/cursor`: the feed position now. Taken before a full read, the feed from it holds every change the read may have missed. */
@@ -90,9 +92,18 @@ export const CURSOR_EXPIRED = 'cursor_expired'
  * One page of `GET /v1/events` after `cursor`, only `types` (sent explicitly, so a key that
  * cannot read one of them is refused with a 403 instead of silently shown fewer events).
  * Throws an `ApiError` with `code` `cursor_expired` (410) when the cursor is past retention.
+ *
+ * Only an idle answer is kept to be asked again (`read`): one whose `next_cursor` is the cursor
+ * asked after, so the next poll asks this very question; an answer that moved the cursor on will
+ * not be asked for again.
  */
-export async function fetchEvents(api: WorkforceClient, query: { after: string; types: readonly EventType[]; limit: number }): Promise<FeedPage> {
-  return dataOf(await api.GET('/v1/events', { params: { query: { after: query.after, types: query.types.join(','), limit: query.limit } } }), 'GET /v1/events')
+export async function fetchEvents(api: WorkforceClient, feed: { after: string; types: readonly EventType[]; limit: number }, read: ReadAnswer = readOnce): Promise<FeedPage> {
+  const query = { after: feed.after, types: feed.types.join(','), limit: feed.limit }
+  return read(
+    { path: '/v1/events', query },
+    (header) => api.GET('/v1/events', { params: { query, header } }),
+    (page) => !page.has_more && page.next_cursor === feed.after,
+  )
 }
 
 export function isCursorExpired(error: unknown): boolean {

@@ -9,6 +9,8 @@
  *   a lost response or a 5xx it may have happened, and sending it again could do it twice.
  * - Nothing else is retried: any other 4xx is the answer, and a replayed answer
  *   (`Idempotent-Replay: true`) is final whatever its status.
+ * - A `304 Not Modified` is a success, not a failure: the answer the client kept is current
+ *   (conditional.ts), and it is handed back at once, whatever else it carries.
  *
  * The wait is the response's `Retry-After` when it has one, else an exponential backoff.
  */
@@ -64,6 +66,8 @@ export function isRetryable(request: Request, outcome: AttemptOutcome): boolean 
   const idempotent = request.headers.has('idempotency-key')
   if ('error' in outcome) return (read || idempotent) && !request.signal.aborted
   const { status, headers } = outcome.response
+  // Outside 2xx, but the answer to an If-None-Match: the kept copy is current.
+  if (status === 304) return false
   if (status === 429) return true
   if (read) return status === 503
   if (!idempotent || headers.get('idempotent-replay') === 'true') return false

@@ -1,4 +1,5 @@
 import { ApiError, type ApiClient } from './client.js'
+import { ConditionalReads, readOnce, type ReadAnswer } from './conditional.js'
 import type { Mirror } from './mirror.js'
 import {
   COMPANY_EVENTS,
@@ -44,7 +45,7 @@ export type SyncMode = 'list' | 'feed'
 export interface ResourceReport {
   resource: ResourceName
   mode: SyncMode
-  /** Records received from its list (or `GET /v1/company`). */
+  /** Records received from its list (or `GET /v1/company`), those of a kept answer (a 304) included. */
   fetched: number
   pages: number
   /** Events of the feed applied to it. */
@@ -65,6 +66,11 @@ export interface SyncReport {
   feed: { pages: number; events: number; cursor: string }
   requests: number
   retries: number
+  /**
+   * Answers that came back `304 Not Modified` (the company, a roles page, the feed's idle head):
+   * the kept copy was used, and the request spent no rate budget. Counted in `requests` too.
+   */
+  notModified: number
   elapsedMs: number
 }
 
@@ -83,7 +89,8 @@ export const CURSOR_EXPIRED_NOTICE =
  * then applies the feed from that cursor. Later runs apply the feed from the stored cursor,
  * saving the cursor after each page. Roles have no events and are read whole every run. Every
  * step resumes after a crash: a full read from its last page, the feed from its last saved
- * cursor (events applied twice change nothing).
+ * cursor (events applied twice change nothing). What it asks every run (the company, the roles'
+ * pages, the feed at its head) it asks with `If-None-Match`, and a 304 costs no rate budget.
  *
  * @example
  * const client = createApiClient({ baseUrl: 'http://127.0.0.1:3000/api/public', key })
@@ -101,19 +108,20 @@ export async function syncMirror(client: ApiClient, mirror: Mirror, options: Syn
   let reason: FullSyncReason | null =
     state === null ? 'first' : options.full === true ? 'requested' : !sameSet(state.resources, wanted) ? 'resources' : state.listed ? null : 'resumed'
   let feed = { pages: 0, events: 0, cursor: state?.cursor ?? '' }
+  const conditional = new ConditionalReads(mirror)
 
   for (let attempt = 1; ; attempt++) {
     try {
       // A new full sync takes a new cursor; a resumed one keeps the cursor it took first.
-      await syncCompany(client, mirror, report('company'), reason === null || reason === 'resumed' ? null : wanted)
-      const walked = reason === null ? new Set<ResourceName>() : await readLists(client, mirror, wanted, reports, options)
+      await syncCompany(client, mirror, conditional.read, report('company'), reason === null || reason === 'resumed' ? null : wanted)
+      const walked = reason === null ? new Set<ResourceName>() : await readLists(client, mirror, conditional.read, wanted, reports, options)
       for (const resource of LIST_RESOURCES) {
         // No events tell of their changes: read whole on every run.
         if (resource.events.length === 0 && wanted.includes(resource.name) && !walked.has(resource.name)) {
-          await walkList(client, mirror, resource, 0, report(resource.name), options)
+          await walkList(client, mirror, resource, conditional.read, 0, report(resource.name), options)
         }
       }
-      feed = await followFeed(client, mirror, wanted, reports, options)
+      feed = await followFeed(client, mirror, conditional.read, wanted, reports, options)
       break
     } catch (error) {
       // Once only: a fresh cursor that expires at once means retention is shorter than a sync.
@@ -122,6 +130,7 @@ export async function syncMirror(client: ApiClient, mirror: Mirror, options: Syn
       reason = 'expired'
     }
   }
+  conditional.finish()
 
   return {
     fullSync: reason,
@@ -129,6 +138,7 @@ export async function syncMirror(client: ApiClient, mirror: Mirror, options: Syn
     feed,
     requests: client.stats.requests - before.requests,
     retries: client.stats.retries - before.retries,
+    notModified: conditional.notModified,
     elapsedMs: performance.now() - began,
   }
 }
@@ -138,9 +148,9 @@ export async function syncMirror(client: ApiClient, mirror: Mirror, options: Syn
  * (`fresh`: the resources it covers), the cursor is taken before the company is read, and stored
  * only once the key is known to be this mirror's company's.
  */
-async function syncCompany(client: ApiClient, mirror: Mirror, report: ResourceReport, fresh: readonly ResourceName[] | null): Promise<void> {
+async function syncCompany(client: ApiClient, mirror: Mirror, read: ReadAnswer, report: ResourceReport, fresh: readonly ResourceName[] | null): Promise<void> {
   const cursor = fresh === null ? null : await fetchFeedCursor(client.api)
-  const company = await fetchCompany(client.api)
+  const company = await fetchCompany(client.api, read)
   const held = mirror.companyId()
   if (held !== null && held !== company.id) {
     throw new MirrorMismatchError(`the mirror holds company ${held}'s data, and this key is company ${company.id}'s: use another --db`)
@@ -155,13 +165,13 @@ async function syncCompany(client: ApiClient, mirror: Mirror, report: ResourceRe
 }
 
 /** The full read: every list whose walk is not finished, each from where it stopped. Returns the lists it read. */
-async function readLists(client: ApiClient, mirror: Mirror, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions): Promise<Set<ResourceName>> {
+async function readLists(client: ApiClient, mirror: Mirror, read: ReadAnswer, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions): Promise<Set<ResourceName>> {
   const walked = new Set<ResourceName>()
   for (const resource of LIST_RESOURCES) {
     if (!wanted.includes(resource.name)) continue
     const position = mirror.walkPosition(resource.name)
     if (position === null) continue
-    await walkList(client, mirror, resource, position, reports.get(resource.name) as ResourceReport, options)
+    await walkList(client, mirror, resource, read, position, reports.get(resource.name) as ResourceReport, options)
     walked.add(resource.name)
   }
   mirror.completeFullSync()
@@ -172,12 +182,16 @@ async function readLists(client: ApiClient, mirror: Mirror, wanted: readonly Res
  * Reads `resource` by keyset from `after` to its end. Each page replaces the mirror's rows in
  * the id range it covers, so a record missing from the list is removed, and a deletion during
  * the walk cannot hide a record that still exists (ids never shift as offsets do).
+ *
+ * Only a resource read whole every run (no events) asks its pages again with `read`; the others
+ * are walked once, then followed by the feed, so their pages are sent plainly and not kept.
  */
-async function walkList(client: ApiClient, mirror: Mirror, resource: ListResource, after: number, report: ResourceReport, options: SyncOptions): Promise<void> {
+async function walkList(client: ApiClient, mirror: Mirror, resource: ListResource, read: ReadAnswer, after: number, report: ResourceReport, options: SyncOptions): Promise<void> {
   report.mode = 'list'
   const perPage = options.perPage ?? PER_PAGE
+  const readPage = resource.events.length === 0 ? read : readOnce
   for (;;) {
-    const { data, pagination } = await resource.list(client.api, { starting_after: after, per_page: perPage })
+    const { data, pagination } = await resource.list(client.api, { starting_after: after, per_page: perPage }, readPage)
     const { has_more: more, next_starting_after: next } = pagination
     if (more === undefined || next === undefined) {
       throw new ApiError(`GET /v1/${resource.name}`, 200, null, 'the answer has no pagination.has_more: this API does not page by starting_after')
@@ -198,14 +212,14 @@ async function walkList(client: ApiClient, mirror: Mirror, resource: ListResourc
  * then its `next_cursor` saved. A crash between the two re-reads that page next time, and
  * applying its events again changes nothing.
  */
-async function followFeed(client: ApiClient, mirror: Mirror, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions) {
+async function followFeed(client: ApiClient, mirror: Mirror, read: ReadAnswer, wanted: readonly ResourceName[], reports: Map<ResourceName, ResourceReport>, options: SyncOptions) {
   const types = eventTypes(wanted)
   const limit = options.feedLimit ?? FEED_LIMIT
   let cursor = mirror.feedState()?.cursor as string
   let pages = 0
   let events = 0
   for (;;) {
-    const page = await fetchEvents(client.api, { after: cursor, types, limit })
+    const page = await fetchEvents(client.api, { after: cursor, types, limit }, read)
     for (const [resource, applied] of mirror.applyEvents(page.data)) {
       const report = reports.get(resource)
       if (report === undefined) continue

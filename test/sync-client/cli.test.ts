@@ -70,7 +70,7 @@ describe('npm run sync-client', () => {
     expect(first.stdout).toMatch(/^full sync \(first run\): cursor first, then every list$/m)
     for (const { name } of LIST_RESOURCES) expect(first.stdout).toMatch(new RegExp(`^${name} +list +40 +1 +0 +40 +0$`, 'm'))
     // The cursor, the company, one page of each list, one page of the feed.
-    expect(first.stdout).toMatch(/^321 records in 9 pages, 0 events in 1 feed pages, 11 requests \(0 retries\), \d+\.\d s; mirror: .*mirror\.db$/m)
+    expect(first.stdout).toMatch(/^321 records in 9 pages, 0 events in 1 feed pages, 11 requests \(0 retries, 0 not modified\), \d+\.\d s; mirror: .*mirror\.db$/m)
 
     // A change, then a run with the key from the environment: only the feed, and the roles.
     const todo = await fetch(`${server.baseUrl}/v1/todos`, {
@@ -85,6 +85,8 @@ describe('npm run sync-client', () => {
     expect(second.stdout).toMatch(/^users +feed +0 +0 +0 +0 +0$/m)
     expect(second.stdout).toMatch(/^todos +feed +0 +0 +1 +1 +0$/m)
     expect(second.stdout).toMatch(/^roles +list +40 +1 +0 +0 +0$/m)
+    // The company and the one roles page were asked again with their ETags, and not modified.
+    expect(second.stdout).toMatch(/ requests \(0 retries, 2 not modified\), /)
 
     const mirror = Mirror.open(db)
     try {

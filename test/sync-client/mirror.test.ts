@@ -97,6 +97,23 @@ describe('the SQLite mirror', () => {
     expect(rawRows('shifts')).toEqual(once)
   })
 
+  it('keeps one answer per question across reopening, replaced by the next, and forgets all but the questions named', () => {
+    mirror = Mirror.open(join(directory, 'mirror.db'))
+    expect(mirror.keptAnswer('/v1/company')).toBeNull()
+    mirror.keepAnswer('/v1/company', { etag: '"a"', body: '{"data":{"id":1}}' })
+    mirror.keepAnswer('/v1/roles?starting_after=0&per_page=100', { etag: '"r"', body: '{"data":[]}' })
+    mirror.keepAnswer('/v1/company', { etag: '"b"', body: '{"data":{"id":1,"name":"x"}}' })
+    mirror.close()
+
+    mirror = Mirror.open(join(directory, 'mirror.db'))
+    expect(mirror.keptAnswer('/v1/company')).toEqual({ etag: '"b"', body: '{"data":{"id":1,"name":"x"}}' })
+    expect(mirror.keptQuestions()).toEqual(['/v1/company', '/v1/roles?starting_after=0&per_page=100'])
+    mirror.keepOnlyAnswers(['/v1/roles?starting_after=0&per_page=100', '/v1/never-kept'])
+    expect(mirror.keptQuestions()).toEqual(['/v1/roles?starting_after=0&per_page=100'])
+    mirror.forgetAnswer('/v1/roles?starting_after=0&per_page=100')
+    expect(mirror.keptQuestions()).toEqual([])
+  })
+
   it('keeps resources apart, and its rows, cursor and full-read progress across reopening', () => {
     mirror = Mirror.open(join(directory, 'mirror.db'))
     expect(mirror.feedState()).toBeNull()

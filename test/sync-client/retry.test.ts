@@ -21,6 +21,8 @@ function stub(steps: readonly Step[]) {
     if (step === undefined) throw new Error('the stub ran out of steps')
     if (step === 'lost') throw new TypeError('fetch failed')
     const { status, headers } = typeof step === 'number' ? { status: step, headers: {} } : step
+    // A 304 has no body (the Response constructor refuses one).
+    if (status === 304) return new Response(null, { status, headers })
     return new Response(JSON.stringify({ status }), { status, headers: { 'content-type': 'application/json', ...headers } })
   }
   const options: RetryOptions = { sleep: async (ms) => void sleeps.push(ms), baseDelayMs: 100, maxAttempts: 4 }
@@ -53,6 +55,8 @@ describe('retry rules', () => {
     ['a read, 429 with Retry-After', get, [retryAfter(429, '7'), 200], 200, [7_000]],
     ['a read, 503 with Retry-After', get, [retryAfter(503, '2'), 200], 200, [2_000]],
     ['a read, no response', get, ['lost', 200], 200, [null]],
+    ['a read, 304 Not Modified (a success)', get, [304], 304, []],
+    ['a read, 304 even with Retry-After', get, [retryAfter(304, '1')], 304, []],
     ['a read, 500', get, [500], 500, []],
     ['a read, 404', get, [404], 404, []],
     ['a keyed write, no response', () => post('k-1'), ['lost', 201], 201, [null]],

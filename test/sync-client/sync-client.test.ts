@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -7,10 +8,12 @@ import { createApiClient, type ApiClient, type ApiClientOptions } from '../../ex
 import { Mirror } from '../../examples/sync-client/mirror.js'
 import { LIST_RESOURCES } from '../../examples/sync-client/resources.js'
 import type { RetryNotice } from '../../examples/sync-client/retry.js'
+import { summary } from '../../examples/sync-client/cli.js'
 import { CURSOR_EXPIRED_NOTICE, syncMirror, type SyncReport } from '../../examples/sync-client/sync.js'
 import { createTodo as postTodo, updateTodo, type Todo, type TodoChange } from '../../examples/sync-client/writes.js'
 import type { ShiftRecord } from '../../src/ports/records.js'
 import { generateDataset } from '../../src/seed/generate.js'
+import { PREFIX } from '../helpers/build.js'
 import { getCompany, listAll, startApiServer, type ApiServer } from './api-server.js'
 
 /** 120 records of every list resource: two pages of 100 each, so paging is exercised at the real page size. */
@@ -166,6 +169,147 @@ describe('the sync client against the API over SQLite', () => {
     const idle = await syncMirror(client, mirror)
     expect(idle.feed).toMatchObject({ pages: 1, events: 0 })
     expect(idle.resources.reduce((sum, r) => sum + r.changed + r.removed, 0)).toBe(0)
+  })
+
+  /** Every response the server sends, seen from its side (the HTTP server under the app): what was asked, with which tag, and the status. */
+  function serverResponses(s: ApiServer) {
+    const seen: Array<{ url: string; status: number; ifNoneMatch: string | null }> = []
+    s.t.app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const ifNoneMatch = request.headers['if-none-match'] ?? null
+      response.on('finish', () => seen.push({ url: (request.url ?? '').slice(PREFIX.length), status: response.statusCode, ifNoneMatch }))
+    })
+    return seen
+  }
+
+  it('a second sync with nothing changed asks again with If-None-Match: the company, the roles pages and the idle feed are 304s that spend no budget', async () => {
+    server = await startApiServer({ dataset })
+    const s = server
+    // The budget each answer says is left (Fastify writes its headers past ServerResponse.getHeader).
+    const budget: number[] = []
+    const client = clientOf(s, {
+      async fetch(request) {
+        const response = await fetch(request)
+        budget.push(Number(response.headers.get('x-ratelimit-remaining')))
+        return response
+      },
+    })
+    const mirror = openMirror()
+    const seen = serverResponses(s)
+
+    const first = await syncMirror(client, mirror)
+
+    expect(first.notModified).toBe(0)
+    expect(seen.every((response) => response.status === 200 && response.ifNoneMatch === null)).toBe(true)
+    // One kept answer per question asked again: the company, the two roles pages, the idle feed head; no other list's pages.
+    const rolesAfter = mirror.ids('roles')[99] as number
+    const feedQuestion = seen.at(-1)?.url as string
+    expect(feedQuestion).toMatch(/^\/v1\/events\?after=/)
+    expect(mirror.keptQuestions()).toEqual([
+      '/v1/company',
+      feedQuestion,
+      '/v1/roles?starting_after=0&per_page=100',
+      `/v1/roles?starting_after=${rolesAfter}&per_page=100`,
+    ])
+    const budgetBefore = budget.at(-1) as number
+    expect(budgetBefore).toBe(budget[0] as number - (first.requests - 1))
+    seen.length = 0
+    budget.length = 0
+
+    const second = await syncMirror(client, mirror)
+
+    // The server answered each of the four 304, to the tag it gave, and took nothing from the budget.
+    expect(seen.map(({ url, status }) => ({ url, status }))).toEqual([
+      { url: '/v1/company', status: 304 },
+      { url: '/v1/roles?starting_after=0&per_page=100', status: 304 },
+      { url: `/v1/roles?starting_after=${rolesAfter}&per_page=100`, status: 304 },
+      { url: feedQuestion, status: 304 },
+    ])
+    for (const response of seen) expect(response.ifNoneMatch, response.url).toMatch(/^"[A-Za-z0-9_-]{22}"$/)
+    expect(budget).toEqual([budgetBefore, budgetBefore, budgetBefore, budgetBefore])
+    expect(second).toMatchObject({ fullSync: null, notModified: 4, requests: 4, retries: 0, feed: { pages: 1, events: 0, cursor: first.feed.cursor } })
+    // The kept bodies were the answers: the roles read whole as before, nothing changed.
+    expect(recordsOf(second, 'roles')).toMatchObject({ mode: 'list', fetched: SCALE, pages: 2, changed: 0, removed: 0 })
+    expect(recordsOf(second, 'company')).toMatchObject({ fetched: 1, changed: 0 })
+    expect(summary(second, 'mirror.db')).toMatch(/, 4 requests \(0 retries, 4 not modified\), /)
+    // The next request that is not a 304 is the first to spend budget since the first sync.
+    const plain = await fetch(`${s.baseUrl}/v1/company`, { headers: { authorization: `Bearer ${s.key}` } })
+    expect(Number(plain.headers.get('x-ratelimit-remaining'))).toBe(budgetBefore - 1)
+    await expectMirrorEqualsApi(s, mirror)
+  })
+
+  it('a role changed or deleted by the host: its roles page is a 200 again and the mirror follows; the kept answers stay one per question', async () => {
+    server = await startApiServer({ dataset })
+    const s = server
+    const client = clientOf(s)
+    const mirror = openMirror()
+    await syncMirror(client, mirror)
+    const [firstRole, secondRole] = mirror.ids('roles') as [number, number]
+    const seen = serverResponses(s)
+
+    // Roles have no events: the host changes one with SQL, and only the next read of its page can tell.
+    s.t.clock.advance(60_000)
+    await s.adapter.db
+      .updateTable('wfa_roles')
+      .set({ name: 'Renamed by the host', updated_at: sqliteCodec.instant(new Date(s.t.clock.now())) })
+      .where('id', '=', firstRole)
+      .execute()
+
+    const renamed = await syncMirror(client, mirror)
+
+    const rolesPages = seen.filter((response) => response.url.startsWith('/v1/roles?'))
+    expect(rolesPages.map((response) => response.status)).toEqual([200, 304])
+    expect(rolesPages[0]?.ifNoneMatch).not.toBeNull()
+    expect(renamed.notModified).toBe(3)
+    expect(recordsOf(renamed, 'roles')).toMatchObject({ fetched: SCALE, changed: 1, removed: 0 })
+    expect(mirror.records('roles')[0]).toMatchObject({ id: firstRole, name: 'Renamed by the host' })
+    await expectMirrorEqualsApi(s, mirror)
+
+    // A deletion moves where the first page ends: the second page is another question, its old answer forgotten.
+    await s.adapter.transaction((trx) => trx.deleteFrom('wfa_roles').where('id', '=', secondRole).execute())
+    seen.length = 0
+
+    const deleted = await syncMirror(client, mirror)
+
+    expect(seen.filter((response) => response.url.startsWith('/v1/roles?')).map((response) => response.status)).toEqual([200, 200])
+    expect(deleted.notModified).toBe(2)
+    expect(recordsOf(deleted, 'roles')).toMatchObject({ fetched: SCALE - 1, removed: 1 })
+    expect(mirror.ids('roles')).not.toContain(secondRole)
+    const roleQuestions = mirror.keptQuestions().filter((question) => question.startsWith('/v1/roles?'))
+    expect(roleQuestions).toEqual(['/v1/roles?starting_after=0&per_page=100', `/v1/roles?starting_after=${mirror.ids('roles')[99]}&per_page=100`])
+    expect(mirror.keptQuestions()).toHaveLength(4)
+    await expectMirrorEqualsApi(s, mirror)
+  })
+
+  it('the feed is asked again only at its idle head: after events the next poll is a 200 at the new cursor, then 304s', async () => {
+    server = await startApiServer({ dataset })
+    const s = server
+    const client = clientOf(s)
+    const mirror = openMirror()
+    await syncMirror(client, mirror)
+    const seen = serverResponses(s)
+    const feedPolls = () => seen.filter((response) => response.url.startsWith('/v1/events?')).map(({ url, status, ifNoneMatch }) => ({ url, status, sent: ifNoneMatch !== null }))
+    const idleHead = mirror.keptQuestions().find((question) => question.startsWith('/v1/events?')) as string
+
+    const todo = await createTodoThrough(client, 'Seen through the feed')
+    const moved = await syncMirror(client, mirror)
+    // The answer that moved the cursor on will not be asked for again: neither it nor the old head is kept.
+    expect(mirror.keptQuestions().filter((question) => question.startsWith('/v1/events?'))).toEqual([])
+    const next = await syncMirror(client, mirror)
+    const still = await syncMirror(client, mirror)
+
+    const newHead = `/v1/events?${new URLSearchParams({ after: moved.feed.cursor, types: new URL(idleHead, 'http://x').searchParams.get('types') as string, limit: '500' })}`
+    expect(moved.feed.cursor).not.toBe(new URL(idleHead, 'http://x').searchParams.get('after'))
+    // The old head answered with the event (its tag no longer matches); the new head is asked plainly once, then again with its tag.
+    expect(feedPolls()).toEqual([
+      { url: idleHead, status: 200, sent: true },
+      { url: newHead, status: 200, sent: false },
+      { url: newHead, status: 304, sent: true },
+    ])
+    // The company and both roles pages are 304s throughout.
+    expect([moved.notModified, next.notModified, still.notModified]).toEqual([3, 3, 4])
+    expect(mirror.records('todos').find((record) => record.id === todo.id)).toEqual(todo)
+    expect(mirror.keptQuestions().filter((question) => question.startsWith('/v1/events?'))).toEqual([newHead])
+    await expectMirrorEqualsApi(s, mirror)
   })
 
   it('a 410 cursor_expired: the client says it must re-sync from scratch, does so, and converges, a deletion whose event is gone included', async () => {
