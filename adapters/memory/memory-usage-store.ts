@@ -19,6 +19,8 @@ export class MemoryUsageStore implements UsageStore {
       row.client_errors += increment.client_errors
       row.server_errors += increment.server_errors
       row.rate_limited += increment.rate_limited
+      // A row the caller's map held from before the field has none: it starts at 0.
+      row.not_modified = (row.not_modified ?? 0) + increment.not_modified
       const added = increment.last_rate_limited_at
       if (added !== null && (row.last_rate_limited_at === null || added > row.last_rate_limited_at)) row.last_rate_limited_at = new Date(added)
     }

@@ -270,5 +270,7 @@ export interface WorkforceTables {
     server_errors: number
     rate_limited: number
     last_rate_limited_at: DialectValue
+    /** Answers with 304 Not Modified (migration 0012); also counted in `requests`. */
+    not_modified: number
   }
 }

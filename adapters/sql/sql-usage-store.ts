@@ -14,7 +14,7 @@ const ROWS_PER_UPSERT = 500
  * (key, hour) at once never lose a count; one call is one transaction.
  *
  * @example
- * await new SqlUsageStore(db, postgresCodec).add([{ company_id: 1, key_id, hour, requests: 3, client_errors: 1, server_errors: 0, rate_limited: 1, last_rate_limited_at }])
+ * await new SqlUsageStore(db, postgresCodec).add([{ company_id: 1, key_id, hour, requests: 3, client_errors: 1, server_errors: 0, rate_limited: 1, last_rate_limited_at, not_modified: 0 }])
  */
 export class SqlUsageStore implements UsageStore {
   readonly #transact: SqlTransactor
@@ -40,6 +40,7 @@ export class SqlUsageStore implements UsageStore {
       server_errors: row.server_errors,
       rate_limited: row.rate_limited,
       last_rate_limited_at: row.last_rate_limited_at === null ? null : c.instant(row.last_rate_limited_at),
+      not_modified: row.not_modified,
     }))
     await this.#transact(async (trx) => {
       for (let start = 0; start < values.length; start += ROWS_PER_UPSERT) {
@@ -52,6 +53,7 @@ export class SqlUsageStore implements UsageStore {
               client_errors: sql`${sql.ref(`${USAGE}.client_errors`)} + excluded.client_errors`,
               server_errors: sql`${sql.ref(`${USAGE}.server_errors`)} + excluded.server_errors`,
               rate_limited: sql`${sql.ref(`${USAGE}.rate_limited`)} + excluded.rate_limited`,
+              not_modified: sql`${sql.ref(`${USAGE}.not_modified`)} + excluded.not_modified`,
               // The later of the two; null on either side keeps the other (SQLite's max() would give null).
               last_rate_limited_at: sql`case when ${sql.ref(`${USAGE}.last_rate_limited_at`)} is null or excluded.last_rate_limited_at > ${sql.ref(`${USAGE}.last_rate_limited_at`)}
                 then excluded.last_rate_limited_at else ${sql.ref(`${USAGE}.last_rate_limited_at`)} end`,
@@ -81,6 +83,7 @@ export class SqlUsageStore implements UsageStore {
       server_errors: c.readInt(row.server_errors),
       rate_limited: c.readInt(row.rate_limited),
       last_rate_limited_at: row.last_rate_limited_at === null ? null : c.readInstant(row.last_rate_limited_at),
+      not_modified: c.readInt(row.not_modified),
     }))
   }
 }
@@ -103,6 +106,7 @@ function mergeByKeyAndHour(increments: readonly UsageIncrement[]): UsageIncremen
     seen.client_errors += increment.client_errors
     seen.server_errors += increment.server_errors
     seen.rate_limited += increment.rate_limited
+    seen.not_modified += increment.not_modified
     seen.last_rate_limited_at = later(seen.last_rate_limited_at, increment.last_rate_limited_at)
   }
   return [...merged.values()].sort((a, b) => (a.key_id < b.key_id ? -1 : a.key_id > b.key_id ? 1 : a.hour.getTime() - b.hour.getTime()))

@@ -90,6 +90,9 @@ export const UsageRowView = Type.Object({
   server_errors: Type.Integer(),
   rate_limited: Type.Integer(),
   last_rate_limited_at: Nullable(Time),
+  not_modified: Type.Integer({
+    description: 'Answers with 304 Not Modified (a conditional GET whose copy was current), also counted in `requests`; 0 from a usage store that does not record them.',
+  }),
 })
 
 /** One platform module's scopes, each with what it grants (`GET /scopes`, for a scope picker). */

@@ -32,10 +32,12 @@ export class UsageMeter {
     let row = this.#pending.get(slot)
     if (row === undefined) {
       if (this.#pending.size >= MAX_PENDING) this.#dropOldest()
-      row = { company_id: companyId, key_id: keyId, hour: new Date(hour), requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, last_rate_limited_at: null }
+      row = { company_id: companyId, key_id: keyId, hour: new Date(hour), requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, last_rate_limited_at: null, not_modified: 0 }
       this.#pending.set(slot, row)
     }
     row.requests += 1
+    // A 304 answered a conditional GET from the client's own copy: a request, not an error.
+    if (status === 304) row.not_modified += 1
     if (status >= 400 && status < 500) row.client_errors += 1
     if (status >= 500) row.server_errors += 1
     if (status === 429) {
@@ -86,6 +88,7 @@ export class UsageMeter {
     newer.client_errors += row.client_errors
     newer.server_errors += row.server_errors
     newer.rate_limited += row.rate_limited
+    newer.not_modified += row.not_modified
     newer.last_rate_limited_at ??= row.last_rate_limited_at
   }
 

@@ -420,9 +420,43 @@ export function defineAdminApiSuite(factory: AdminAdapterFactory, transport: Adm
             server_errors: 0,
             rate_limited: 1,
             last_rate_limited_at: expect.any(String),
+            not_modified: 0,
           },
         ])
         expect((await t.admin('GET', '/usage', undefined, { session: '2:u9:Other' })).json().data).toEqual([])
+      })
+
+      it('counts a conditional GET answered 304 as a request and as not_modified, not as a client error', async () => {
+        const { key, data } = await createKey({ name: 'Sync', scopes: ['users:read'] })
+        const first = await t.api('GET', '/v1/users', key)
+        expect(first.statusCode).toBe(200)
+        const etag = first.headers.etag
+        expect(etag).toEqual(expect.any(String))
+        const again = await t.send({ method: 'GET', url: '/api/public/v1/users', headers: { authorization: `Bearer ${key}`, 'if-none-match': etag as string } })
+        expect(again.statusCode).toBe(304)
+        // The meter adds its counts when the app closes.
+        await t.close()
+        t = await buildAdminApp(opened.adapter, { transport })
+        expect((await t.admin('GET', '/usage')).json().data).toEqual([
+          { key_id: data.key_id, hour: expect.any(String), requests: 2, client_errors: 0, server_errors: 0, rate_limited: 0, last_rate_limited_at: null, not_modified: 1 },
+        ])
+      })
+
+      it('answers the not_modified count the usage store holds, and 0 from a store that does not know it', async () => {
+        const now = Date.now()
+        const hour = new Date(now - (now % 3_600_000))
+        const usage = opened.adapter.usage
+        await usage.add([{ company_id: 1, key_id: 'aaaaaaaaaaaaaaa1', hour, requests: 9, client_errors: 1, server_errors: 0, rate_limited: 0, last_rate_limited_at: null, not_modified: 5 }])
+        const expected = { key_id: 'aaaaaaaaaaaaaaa1', hour: hour.toISOString(), requests: 9, client_errors: 1, server_errors: 0, rate_limited: 0, last_rate_limited_at: null }
+        expect((await t.admin('GET', '/usage')).json().data).toEqual([{ ...expected, not_modified: 5 }])
+        // A host's store written before the field (src/ports/usage-store.ts): its rows have none.
+        await t.close()
+        const olderStore = {
+          add: (increments: Parameters<typeof usage.add>[0]) => usage.add(increments),
+          hourly: async (companyId: number, since: Date) => (await usage.hourly(companyId, since)).map(({ not_modified: _dropped, ...row }) => row),
+        }
+        t = await buildAdminApp(opened.adapter, { transport, api: { usage: olderStore } })
+        expect((await t.admin('GET', '/usage')).json().data).toEqual([{ ...expected, not_modified: 0 }])
       })
     })
   })

@@ -112,6 +112,14 @@ describeBrowser('the integrations portal in a real browser', () => {
   const byTestId = (id: string) => page.locator(`[data-testid="${id}"]`)
   const shoot = (name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`), fullPage: true })
   const publicCall = (key: string) => fetch(`${base}/api/public/v1/users?per_page=1`, { headers: { authorization: `Bearer ${key}` } }).then((res) => res.status)
+  /** The same read twice, the second with the first's tag: the status of the second. */
+  const conditionalCall = async (key: string) => {
+    const url = `${base}/api/public/v1/users?per_page=1`
+    const first = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+    await first.arrayBuffer()
+    const etag = first.headers.get('etag') ?? 'no ETag'
+    return fetch(url, { headers: { authorization: `Bearer ${key}`, 'if-none-match': etag } }).then((res) => res.status)
+  }
 
   describe('keys', () => {
     it('creates a key, shows it once, the key works; revoked after confirming, the next call is refused', async () => {
@@ -129,6 +137,8 @@ describeBrowser('the integrations portal in a real browser', () => {
       await expect.poll(() => page.getByText(/only time it is shown/i).count()).toBeGreaterThan(0)
       await shoot('01-key-created')
       expect(await publicCall(plaintext)).toBe(200)
+      // Shown on the usage screen as one more request and one 304 (issue 25).
+      expect(await conditionalCall(plaintext)).toBe(304)
 
       // Read once: after dismissing, the plaintext is nowhere on the page, and no API answer holds it.
       await byTestId('dismiss-secret').click()
@@ -257,17 +267,19 @@ describeBrowser('the integrations portal in a real browser', () => {
       expect(rows).toContain(revokedKeyId)
       await shoot('05-audit')
       await byTestId('tab-usage').click()
-      // The key's one accepted request (the 401 after revoking has no key to count) reaches the
-      // store on the meter's next flush, every 5 s.
+      // The key's three accepted requests, one of them a 304 (the 401 after revoking has no key to
+      // count), reach the store on the meter's next flush, every 5 s. The numbers: requests, 304,
+      // 4xx, 5xx, 429.
       await expect
         .poll(
           async () => {
             await byTestId('refresh-usage').click()
-            return (await byTestId(`usage-row-${revokedKeyId}`).count()) === 0 ? '' : byTestId(`usage-row-${revokedKeyId}`).innerText()
+            const row = byTestId(`usage-row-${revokedKeyId}`)
+            return (await row.count()) === 0 ? [] : row.locator('td.number').allInnerTexts()
           },
           { timeout: 15_000, interval: 1_000 },
         )
-        .toMatch(/\b1\b/)
+        .toEqual(['3', '1', '0', '0', '0'])
       await shoot('06-usage')
       expect(elsewhere).toEqual([])
       // The 401 a revoked key got was from Node's fetch, not the page: the page logged no error.

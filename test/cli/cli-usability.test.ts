@@ -210,6 +210,7 @@ describe('a database that does not exist or is not migrated', () => {
       '2026_11_26_0009_per_company_user_ids',
       '2026_11_26_0010_list_row_counts',
       '2026_11_27_0011_event_feed',
+      '2026_11_27_0012_usage_not_modified',
     ])
     expect(lastJson((await cli('migrate', '--db', db, '--json')).stdout)).toEqual({ applied: [] })
     // No data: the company is unknown, yet the database is accepted.

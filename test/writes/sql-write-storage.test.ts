@@ -134,6 +134,7 @@ describe.each(SQLITE_TARGETS)('SqlWriteStorage on SQLite ($name)', (target) => {
       '2026_11_26_0009_per_company_user_ids',
       '2026_11_26_0010_list_row_counts',
       '2026_11_27_0011_event_feed',
+      '2026_11_27_0012_usage_not_modified',
     ])
   })
 

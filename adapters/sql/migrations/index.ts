@@ -11,6 +11,7 @@ import { endpointHealth } from './2026_11_26_0008_endpoint_health.js'
 import { perCompanyUserIds } from './2026_11_26_0009_per_company_user_ids.js'
 import { listRowCounts } from './2026_11_26_0010_list_row_counts.js'
 import { eventFeed } from './2026_11_27_0011_event_feed.js'
+import { usageNotModified } from './2026_11_27_0012_usage_not_modified.js'
 
 /**
  * The schema's migrations, one file each, frozen in time: they never import application code
@@ -32,5 +33,6 @@ export function createMigrations(types: SqlColumnTypes, schema?: string): Record
     '2026_11_26_0009_per_company_user_ids': perCompanyUserIds(types, schema),
     '2026_11_26_0010_list_row_counts': listRowCounts(types, schema),
     '2026_11_27_0011_event_feed': eventFeed(types),
+    '2026_11_27_0012_usage_not_modified': usageNotModified(types),
   }
 }

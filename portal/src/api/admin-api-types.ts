@@ -1654,6 +1654,8 @@ export interface paths {
                                 server_errors: number;
                                 rate_limited: number;
                                 last_rate_limited_at: string | null;
+                                /** @description Answers with 304 Not Modified (a conditional GET whose copy was current), also counted in `requests`; 0 from a usage store that does not record them. */
+                                not_modified: number;
                             }[];
                             /** Format: date-time */
                             since: string;

@@ -59,6 +59,9 @@ export function UsageScreen() {
                   Requests
                 </th>
                 <th scope="col" class="number">
+                  304
+                </th>
+                <th scope="col" class="number">
                   4xx
                 </th>
                 <th scope="col" class="number">
@@ -81,6 +84,7 @@ export function UsageScreen() {
                     <DailyBars row={row} days={days} busiestDay={busiestDay} />
                   </td>
                   <td class="number">{COUNT.format(row.requests)}</td>
+                  <td class="number">{COUNT.format(row.not_modified)}</td>
                   <td class="number">{COUNT.format(row.client_errors)}</td>
                   <td class={`number${row.server_errors > 0 ? ' text-danger' : ''}`}>{COUNT.format(row.server_errors)}</td>
                   <td class="number">{COUNT.format(row.rate_limited)}</td>

@@ -8,6 +8,8 @@ export interface KeyUsage {
   /** Requests per day, oldest first: day 0 starts at `since`. */
   daily: number[]
   requests: number
+  /** Answers with 304: the client's copy was current. Also in `requests`. */
+  not_modified: number
   client_errors: number
   server_errors: number
   rate_limited: number
@@ -21,12 +23,13 @@ export function summarizeUsage(rows: readonly UsageRow[], since: string): KeyUsa
   for (const row of rows) {
     let usage = byKey.get(row.key_id)
     if (usage === undefined) {
-      usage = { key_id: row.key_id, daily: new Array<number>(USAGE_DAYS).fill(0), requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, last_rate_limited_at: null }
+      usage = { key_id: row.key_id, daily: new Array<number>(USAGE_DAYS).fill(0), requests: 0, not_modified: 0, client_errors: 0, server_errors: 0, rate_limited: 0, last_rate_limited_at: null }
       byKey.set(row.key_id, usage)
     }
     const day = Math.min(USAGE_DAYS - 1, Math.max(0, Math.floor((Date.parse(row.hour) - start) / DAY_MS)))
     usage.daily[day]! += row.requests
     usage.requests += row.requests
+    usage.not_modified += row.not_modified
     usage.client_errors += row.client_errors
     usage.server_errors += row.server_errors
     usage.rate_limited += row.rate_limited

@@ -25,7 +25,13 @@ export const usage: AdminResource = {
           if (ports.usage === undefined) return { data: [], since: since.toISOString(), recorded: false }
           const rows = await ports.usage.hourly(session(request).companyId, since)
           return {
-            data: rows.map(withoutCompany).map((row) => ({ ...row, hour: row.hour.toISOString(), last_rate_limited_at: row.last_rate_limited_at?.toISOString() ?? null })),
+            data: rows.map(withoutCompany).map((row) => ({
+              ...row,
+              hour: row.hour.toISOString(),
+              last_rate_limited_at: row.last_rate_limited_at?.toISOString() ?? null,
+              // A store written before the count was added has none (src/ports/usage-store.ts).
+              not_modified: row.not_modified ?? 0,
+            })),
             since: since.toISOString(),
             recorded: true,
           }

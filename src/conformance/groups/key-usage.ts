@@ -30,6 +30,7 @@ function increment(keyId: string, companyId: number, hourIndex: number, counts: 
     server_errors: 0,
     rate_limited: 0,
     last_rate_limited_at: null,
+    not_modified: 0,
     ...counts,
   }
 }
@@ -38,7 +39,7 @@ function increment(keyId: string, companyId: number, hourIndex: number, counts: 
 function facts(row: UsageRow): string {
   return [
     `${typed(row.hour)} ${row.key_id} (company ${typed(row.company_id)})`,
-    `requests ${typed(row.requests)}, 4xx ${typed(row.client_errors)}, 5xx ${typed(row.server_errors)}, 429 ${typed(row.rate_limited)}`,
+    `requests ${typed(row.requests)}, 304 ${typed(row.not_modified)}, 4xx ${typed(row.client_errors)}, 5xx ${typed(row.server_errors)}, 429 ${typed(row.rate_limited)}`,
     `last 429 ${typed(row.last_rate_limited_at)}`,
   ].join('; ')
 }
@@ -49,27 +50,27 @@ const KEY_C = 'ccccccccccccccc3'
 
 /**
  * Requests per key per hour (src/ports/usage-store.ts): `add` adds to the stored counts per
- * (key, hour), across calls, within a batch and under concurrent calls; `last_rate_limited_at`
+ * (key, hour), `not_modified` included, across calls, within a batch and under concurrent calls; `last_rate_limited_at`
  * keeps the later instant; `hourly` reads one company's hours since an instant, ordered.
  */
 export const keyUsage: ConformanceGroup = {
   title: 'key usage',
   requires: ['usage'],
   define(ctx) {
-    it('add is additive per (key, hour), across calls and within one batch; hourly reads the sums back exactly', async () => {
+    it('add is additive per (key, hour), every count (not_modified too), across calls and within one batch; hourly reads the sums back exactly', async () => {
       const usage = ctx.usage()
-      await usage.add([increment(KEY_A, 1, 0, { requests: 5, client_errors: 2, server_errors: 1, rate_limited: 1, last_rate_limited_at: minute(10) })])
+      await usage.add([increment(KEY_A, 1, 0, { requests: 5, client_errors: 2, server_errors: 1, rate_limited: 1, last_rate_limited_at: minute(10), not_modified: 1 })])
       await usage.add([
-        increment(KEY_A, 1, 0, { requests: 3, client_errors: 1 }),
-        increment(KEY_A, 1, 0, { requests: 2, server_errors: 2 }),
-        increment(KEY_B, 1, 0, { requests: 7 }),
-        increment(KEY_A, 1, 1, { requests: 1_000_000, client_errors: 999_999, rate_limited: 999_999, last_rate_limited_at: new Date(hour(1).getTime() + 59 * MINUTE_MS + 999) }),
+        increment(KEY_A, 1, 0, { requests: 3, client_errors: 1, not_modified: 2 }),
+        increment(KEY_A, 1, 0, { requests: 2, server_errors: 2, not_modified: 1 }),
+        increment(KEY_B, 1, 0, { requests: 7, not_modified: 7 }),
+        increment(KEY_A, 1, 1, { requests: 1_000_000, client_errors: 999_999, rate_limited: 999_999, last_rate_limited_at: new Date(hour(1).getTime() + 59 * MINUTE_MS + 999), not_modified: 500_000 }),
       ])
       await usage.add([])
       const expected: UsageRow[] = [
-        increment(KEY_A, 1, 0, { requests: 10, client_errors: 3, server_errors: 3, rate_limited: 1, last_rate_limited_at: minute(10) }),
-        increment(KEY_B, 1, 0, { requests: 7 }),
-        increment(KEY_A, 1, 1, { requests: 1_000_000, client_errors: 999_999, rate_limited: 999_999, last_rate_limited_at: new Date(hour(1).getTime() + 59 * MINUTE_MS + 999) }),
+        increment(KEY_A, 1, 0, { requests: 10, client_errors: 3, server_errors: 3, rate_limited: 1, last_rate_limited_at: minute(10), not_modified: 4 }),
+        increment(KEY_B, 1, 0, { requests: 7, not_modified: 7 }),
+        increment(KEY_A, 1, 1, { requests: 1_000_000, client_errors: 999_999, rate_limited: 999_999, last_rate_limited_at: new Date(hour(1).getTime() + 59 * MINUTE_MS + 999), not_modified: 500_000 }),
       ]
       const rows = await usage.hourly(1, hour(0))
       expect(rows.map(facts), 'hourly(1, hour 0): the sums, with runtime types').toEqual(expected.map(facts))
@@ -144,7 +145,7 @@ export const keyUsage: ConformanceGroup = {
         Array.from({ length: 10 }, (_, n) =>
           usage.add([
             increment(KEY_A, 1, 0, { requests: n + 1, client_errors: 1, rate_limited: 1, last_rate_limited_at: minute(n) }),
-            increment(KEY_B, 1, 0, { requests: 1 }),
+            increment(KEY_B, 1, 0, { requests: 1, not_modified: 1 }),
           ]),
         ),
       )
@@ -152,7 +153,7 @@ export const keyUsage: ConformanceGroup = {
       expect(rows.map(facts), 'hourly(1, hour 0) after 10 concurrent adds').toEqual(
         [
           increment(KEY_A, 1, 0, { requests: 55, client_errors: 10, rate_limited: 10, last_rate_limited_at: minute(9) }),
-          increment(KEY_B, 1, 0, { requests: 10 }),
+          increment(KEY_B, 1, 0, { requests: 10, not_modified: 10 }),
         ].map(facts),
       )
     })
