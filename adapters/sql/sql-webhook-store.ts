@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
+  AttemptFinish,
   AttemptOutcome,
   ClaimedDelivery,
   ClaimPolicy,
@@ -38,6 +39,8 @@ const EVENTS = 'wfa_change_events'
 const CLAIM_LOCK = sql`2026112608, 1`
 /** Rows per statement of `replay`: far below both dialects' bound-parameter limits (a delivery row binds 11). */
 const REPLAY_ROWS_PER_STATEMENT = 500
+/** Finishes recorded per transaction of `finishAttempts`: each binds about 13 parameters, far below both dialects' limits. */
+const FINISHES_PER_TRANSACTION = 200
 /** Stands for "no limit" in the claim query when `claimDue` gets no policy. */
 const NO_LIMIT = 1_000_000_000
 
@@ -76,6 +79,8 @@ export class SqlWebhookStore implements WebhookStore {
   readonly #outbox: SqlOutboxOptions
   readonly #schema: string | undefined
   readonly #feed: SqlEventFeed
+  /** The last claim of this store claimed something: the next one skips its first read. */
+  #claimedLast = false
   readonly subscribeDue?: (wake: () => void) => Promise<() => Promise<void>>
 
   constructor(
@@ -212,12 +217,22 @@ export class SqlWebhookStore implements WebhookStore {
 
   async claimDue(now: Date, leaseUntil: Date, limit: number, policy?: ClaimPolicy): Promise<ClaimedDelivery[]> {
     if (!Number.isInteger(limit) || limit < 1) return []
-    const c = this.codec
-    const lease = randomBytes(16).toString('base64url')
     // Most claims of a busy dispatcher find nothing new (a finished attempt wakes it): a read
     // first keeps those out of a write transaction (SQLite's one writer) and the claim lock.
-    const anything = await this.#fairDue(now, 1, policy).execute(this.db)
-    if (anything.rows.length === 0) return []
+    // Not after a claim that found some: draining a backlog, the next claim most likely finds
+    // more, and the read would only double the ranking's cost.
+    if (!this.#claimedLast) {
+      const anything = await this.#fairDue(now, 1, policy).execute(this.db)
+      if (anything.rows.length === 0) return []
+    }
+    const claims = await this.#claim(now, leaseUntil, limit, policy)
+    this.#claimedLast = claims.length > 0
+    return claims
+  }
+
+  #claim(now: Date, leaseUntil: Date, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimedDelivery[]> {
+    const c = this.codec
+    const lease = randomBytes(16).toString('base64url')
     return this.#transact(async (trx) => {
       // One claim at a time across instances (Postgres): the in-flight counts a claim reads are
       // then those the previous claim left, so the caps hold cluster-wide. Claims are short.
@@ -470,6 +485,157 @@ export class SqlWebhookStore implements WebhookStore {
       if (error instanceof ClaimLost) return null
       throw error
     }
+  }
+
+  async finishAttempts(finishes: readonly AttemptFinish[], wake = false): Promise<Array<FinishedAttempt | null>> {
+    const answers: Array<FinishedAttempt | null> = []
+    for (let start = 0; start < finishes.length; start += FINISHES_PER_TRANSACTION) {
+      const part = finishes.slice(start, start + FINISHES_PER_TRANSACTION)
+      answers.push(...(await this.#finishBatch(part, wake)))
+    }
+    return answers
+  }
+
+  /**
+   * One transaction for many finishes (see `WebhookStore.finishAttempts`), in five statements
+   * whatever their number: which claims still hold their delivery, the endpoints whose health
+   * may change (locked, in id order), one update of the deliveries, one insert of the attempts,
+   * and the health of each endpoint that changed. A healthy endpoint's successes lock nothing
+   * of it, as in `finishAttempt`. The delivery update re-checks each lease: a claim lost between
+   * the first read and it (Postgres: a lease that ran out and was taken, a disable) rolls the
+   * batch back, since its health change was counted, and the batch is done again without it.
+   */
+  async #finishBatch(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null>> {
+    for (let round = 0; round < 3; round += 1) {
+      try {
+        return await this.#transact(async (trx) => {
+          const answers = await this.#finishIn(trx, finishes)
+          // Heard at commit, by every instance (Postgres) or this process (SQLite), like a new delivery.
+          if (wake) await this.#notify?.(trx)
+          return answers
+        })
+      } catch (error) {
+        if (!(error instanceof ClaimLost)) throw error
+      }
+    }
+    // Claims keep slipping away under this batch: one at a time, each on its own.
+    const answers: Array<FinishedAttempt | null> = []
+    for (const { claim, outcome, now } of finishes) answers.push(await this.finishAttempt(claim, outcome, now))
+    if (wake && this.#notify !== undefined) await this.#transact((trx) => (this.#notify as DueNotifier)(trx))
+    return answers
+  }
+
+  async #finishIn(trx: QueryDb, finishes: readonly AttemptFinish[]): Promise<Array<FinishedAttempt | null>> {
+    const c = this.codec
+    const answers: Array<FinishedAttempt | null> = finishes.map(() => null)
+    if (finishes.length === 0) return answers
+    const ids = [...new Set(finishes.map((finish) => finish.claim.delivery_id))]
+    const rows = await trx.selectFrom(DELIVERIES).select(['id', 'endpoint_id', 'lease']).where('id', 'in', ids).where('status', '=', 'pending').execute()
+    const leased = new Map(rows.map((row) => [c.readInt(row.id), { endpointId: row.endpoint_id as string, lease: row.lease as string | null }]))
+    // The finishes that still hold their delivery, in order; a second finish of one claim does not.
+    const held: Array<{ index: number; endpointId: string; finish: AttemptFinish }> = []
+    const taken = new Set<number>()
+    finishes.forEach((finish, index) => {
+      const row = leased.get(finish.claim.delivery_id)
+      if (row === undefined || row.lease !== finish.claim.lease || taken.has(finish.claim.delivery_id)) return
+      taken.add(finish.claim.delivery_id)
+      held.push({ index, endpointId: row.endpointId, finish })
+    })
+    if (held.length === 0) return answers
+
+    // Health: the endpoints with a failure here, and those with a success that are not healthy
+    // now. The rest (a healthy endpoint's successes) stay healthy and are not touched. Locked in
+    // id order (Postgres), before any delivery row: the order every transaction here takes.
+    const endpointIds = [...new Set(held.map((entry) => entry.endpointId))]
+    const failing = [...new Set(held.filter((entry) => !entry.finish.outcome.attempt.succeeded).map((entry) => entry.endpointId))]
+    let read = trx
+      .selectFrom(ENDPOINTS)
+      .select(['id', 'failing_since', 'consecutive_failures', 'paused_until', 'pause_ms'])
+      .where('id', 'in', endpointIds)
+      .where((eb) =>
+        eb.or([
+          ...(failing.length > 0 ? [eb('id', 'in', failing)] : []),
+          eb('consecutive_failures', '>', 0),
+          eb('failing_since', 'is not', null),
+          eb('paused_until', 'is not', null),
+        ]),
+      )
+      .orderBy('id')
+    if (this.#lockRows) read = read.forUpdate()
+    const healths = new Map<string, { before: EndpointHealth; now: EndpointHealth }>()
+    for (const row of await read.execute()) {
+      const before: EndpointHealth = {
+        failing_since: this.#readInstantOrNull(row.failing_since),
+        consecutive_failures: c.readInt(row.consecutive_failures),
+        paused_until: this.#readInstantOrNull(row.paused_until),
+        pause_ms: c.readInt(row.pause_ms),
+      }
+      healths.set(row.id as string, { before, now: before })
+    }
+    for (const { index, endpointId, finish } of held) {
+      const health = healths.get(endpointId)
+      if (health === undefined) {
+        // A healthy endpoint's success (nothing changes), or an endpoint no longer there, as in `finishAttempt`.
+        answers[index] = nextEndpointHealth(HEALTHY, finish.outcome.attempt.succeeded, finish.outcome.breaker, finish.now)
+        continue
+      }
+      const next = nextEndpointHealth(health.now, finish.outcome.attempt.succeeded, finish.outcome.breaker, finish.now)
+      health.now = next.health
+      answers[index] = next
+    }
+
+    // Each delivery to its next state, each lease checked again, in one statement.
+    const byLease = new Map<string, number[]>()
+    for (const { finish } of held) byLease.set(finish.claim.lease, [...(byLease.get(finish.claim.lease) ?? []), finish.claim.delivery_id])
+    const cases = (column: string, value: (finish: AttemptFinish) => unknown) =>
+      // `else` the column itself: Postgres then types every parameter as the column.
+      sql`case id ${sql.join(
+        held.map(({ finish }) => sql`when ${finish.claim.delivery_id} then ${value(finish)}`),
+        sql` `,
+      )} else ${sql.ref(column)} end`
+    const moved = await trx
+      .updateTable(DELIVERIES)
+      .set({
+        status: cases('status', ({ outcome }) => outcome.next.status),
+        next_attempt_at: cases('next_attempt_at', ({ outcome }) => (outcome.next.status === 'pending' ? c.instant(outcome.next.at) : null)),
+        lease: null,
+        updated_at: cases('updated_at', ({ now }) => c.instant(now)),
+      })
+      .where((eb) => eb.or([...byLease].map(([lease, leaseIds]) => eb.and([eb('lease', '=', lease), eb('id', 'in', leaseIds)]))))
+      .where('status', '=', 'pending')
+      .returning('id')
+      .execute()
+    if (moved.length !== held.length) throw new ClaimLost()
+
+    await trx
+      .insertInto(ATTEMPTS)
+      .values(
+        held.map(({ finish: { claim, outcome } }) => ({
+          delivery_id: claim.delivery_id,
+          number: outcome.attempt.number,
+          attempted_at: c.instant(outcome.attempt.attempted_at),
+          status_code: outcome.attempt.status_code,
+          duration_ms: outcome.attempt.duration_ms,
+          response_body: outcome.attempt.response_body,
+          error: outcome.attempt.error,
+          succeeded: c.bool(outcome.attempt.succeeded),
+        })),
+      )
+      .execute()
+    for (const [endpointId, health] of healths) {
+      if (!healthChanged(health.before, health.now)) continue
+      await trx
+        .updateTable(ENDPOINTS)
+        .set({
+          failing_since: this.#instantOrNull(health.now.failing_since),
+          consecutive_failures: health.now.consecutive_failures,
+          paused_until: this.#instantOrNull(health.now.paused_until),
+          pause_ms: health.now.pause_ms,
+        })
+        .where('id', '=', endpointId)
+        .execute()
+    }
+    return answers
   }
 
   async listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage> {

@@ -144,6 +144,14 @@ export interface AttemptOutcome {
   breaker?: BreakerRule
 }
 
+/** One attempt to record in `finishAttempts`: the arguments of one `finishAttempt` call. */
+export interface AttemptFinish {
+  claim: ClaimedDelivery
+  outcome: AttemptOutcome
+  /** When the attempt finished: the delivery's `updated_at`, and the instant the breaker counts from. */
+  now: Date
+}
+
 /** The endpoint's health after an attempt was recorded. */
 export interface EndpointHealth {
   failing_since: Date | null
@@ -266,6 +274,23 @@ export interface WebhookStore {
    *   out and another dispatcher took it, or the delivery was failed or deleted meanwhile.
    */
   finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null>
+  /**
+   * Optional: `finishAttempt` for each of `finishes`, in their order, in one transaction. Each
+   * answer is what `finishAttempt(claim, outcome, now)` called alone at that point would have
+   * answered: null for a claim that is no longer its delivery's (and for the second of two
+   * finishes of one claim), and the endpoint's health moving through the batch's attempts in
+   * order (so exactly one of them opens a breaker, with each attempt's own `now`). A lost claim
+   * costs only its own entry; the others are recorded. All or nothing on failure: when it
+   * throws, nothing of the batch was recorded (the claims' leases then run out and the
+   * deliveries are attempted again).
+   * Without it the dispatcher calls `finishAttempt` once per attempt.
+   * @param wake true: once the batch has committed, wake every dispatcher subscribed through
+   *   `subscribeDue`, as a commit that made deliveries due does (the batch freed places under a
+   *   cap that due deliveries may be waiting for; every instance then gets its chance to claim
+   *   them, not only the one that recorded the batch). A store without `subscribeDue` ignores it.
+   * @returns one answer per entry of `finishes`, in the same order.
+   */
+  finishAttempts?(finishes: readonly AttemptFinish[], wake?: boolean): Promise<Array<FinishedAttempt | null>>
 
   /** An endpoint's deliveries, newest first, with their attempts; `before` is a delivery id (exclusive). */
   listDeliveries(endpointId: string, page: DeliveryQuery): Promise<DeliveryPage>

@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../ports/clock.js'
 import type {
+  AttemptFinish,
+  AttemptOutcome,
   BreakerRule,
   ClaimedDelivery,
   ClaimPolicy,
@@ -10,6 +12,7 @@ import type {
   FinishedAttempt,
   WebhookAttemptRecord,
   WebhookDisabledReason,
+  WebhookEndpointRecord,
   WebhookStore,
 } from '../ports/webhook-store.js'
 import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js'
@@ -17,7 +20,7 @@ import { RESPONSE_BODY_KEPT_BYTES } from './http-transport.js'
 import { nextAttemptAt, parseRetryAfter } from './retry.js'
 import { attemptDeadline } from './attempt-deadline.js'
 import type { SecretBox } from './secret-box.js'
-import { signWebhook } from './signature.js'
+import { signWebhookWithKeys, webhookSigningKey } from './signature.js'
 import { endpointView, type WebhookEndpoint } from './webhook-manager.js'
 
 /**
@@ -81,30 +84,86 @@ const USER_AGENT = 'fastify-workforce-api-webhooks/1'
 /**
  * Finished attempts wake the claim loop at most once per this (ms): each frees a place under a
  * cap, but most such claims find nothing new, and on SQLite every claim runs on the event loop.
- * A commit (`wake()`) is never delayed by it.
+ * A commit (`wake()`) is never delayed by it, nor is the end of an attempt that held the last
+ * place under its endpoint's, its company's or this dispatcher's cap (a backlog waits for it).
  */
 const FREED_CLAIM_INTERVAL_MS = 50
+/**
+ * How long a claim for a freed place waits for the other attempts to the same endpoint still
+ * awaiting their answer (ms): attempts that went out together then come back in one turn (one
+ * transaction records them, one claim replaces them) instead of one turn each.
+ */
+const URGENT_COALESCE_MS = 2
 const MAX_ERROR_LENGTH = 500
+/** Endpoints whose opened signing keys are kept (the least recently opened go first). */
+const SIGNING_KEYS_KEPT = 1_000
+
+/** An attempt that has its answer and waits for the next flush to be recorded. */
+interface QueuedFinish extends AttemptFinish {
+  settle(recorded: FinishedAttempt | null): void
+  fail(error: unknown): void
+}
+
+/** An endpoint's secrets as HMAC keys, for the sealed values they were opened from. */
+interface SigningKeys {
+  sealed: string
+  key: Buffer
+  previousSealed: string | null
+  /** Opened when first needed: null if it does not open, undefined until then. */
+  previous: Buffer | null | undefined
+}
 
 /**
  * Delivers due webhook attempts: claims them from the store (each claim is one dispatcher's,
  * for `leaseMs`), signs and sends them, and records each attempt with the delivery's next
  * state. Woken by the store when an event commits, polling as the fallback. Several
  * dispatchers (app instances) share one store; each attempt goes to one of them.
+ *
+ * One loop does all of this dispatcher's claiming and recording, one after the other: the
+ * attempts that got their answer since the last turn are recorded together (the store's
+ * `finishAttempts`: one transaction for all of them), then, if a place under a cap was freed
+ * or an event committed, due deliveries are claimed. Until its turn, a finished attempt keeps
+ * its claim (lease), so the caps still count it and a crash meanwhile leaves it to be attempted
+ * again when the lease runs out (docs/decisions.md, "Deliveries in batches").
  */
 export class WebhookDispatcher {
   readonly #settings: DispatcherSettings
   readonly #inFlight = new Set<Promise<void>>()
   readonly #abort = new AbortController()
   #running: Promise<void> | undefined
+  /** The claim under way, settled once its attempts have started (`stop()` waits for it). */
+  #claiming: Promise<unknown> = Promise.resolve()
   #stopped = false
   #woken = false
   /** An attempt finished since the last claim (a place under a cap may be free). */
   #freed = false
+  /**
+   * Endpoints whose finished attempt held the last place under a cap (`''`: this dispatcher's
+   * own): the loop claims once one of them has no other attempt awaiting its answer, or
+   * URGENT_COALESCE_MS after the first, so attempts that went out together are recorded, and
+   * their places claimed again, together.
+   */
+  readonly #urgent = new Set<string>()
+  #urgentSince = 0
+  /**
+   * Places freed under a cap are announced through the store's wake-ups (`finishAttempts(…,
+   * true)`), and this dispatcher claims them when it hears that, at the same moment as every
+   * other instance: claiming at once would hand them back to whoever freed them, every time, and
+   * one instance would keep an endpoint's places for as long as its backlog lasts.
+   */
+  #wakesOthers = false
   #lastClaimAt = 0
   #sleeper: (() => void) | undefined
   #unsubscribe: (() => Promise<void>) | undefined
   #purgeTimer: NodeJS.Timeout | undefined
+  /** Claims not yet recorded (or abandoned to their lease): what the concurrency counts. */
+  #held = 0
+  /** Attempts with their answer, to record at the loop's next turn. */
+  #finished: QueuedFinish[] = []
+  /** This dispatcher's attempts awaiting their answer, per endpoint and per company. */
+  readonly #sendingTo = new Map<string, number>()
+  readonly #sendingFor = new Map<number, number>()
+  readonly #signingKeys = new Map<string, SigningKeys>()
 
   constructor(settings: DispatcherSettings) {
     this.#settings = settings
@@ -117,6 +176,7 @@ export class WebhookDispatcher {
     if (store.subscribeDue !== undefined) {
       try {
         this.#unsubscribe = await store.subscribeDue(() => this.wake())
+        this.#wakesOthers = store.finishAttempts !== undefined
       } catch (error) {
         log.warn({ err: error }, 'workforce-api: webhook wake-ups unavailable; polling only')
       }
@@ -132,56 +192,123 @@ export class WebhookDispatcher {
     this.#sleeper?.()
   }
 
-  /** Stops claiming, lets attempts in flight finish for `shutdownGraceMs`, then aborts the rest (their leases run out and another dispatcher retries them). */
+  /** Stops claiming, lets attempts in flight finish (and be recorded) for `shutdownGraceMs`, then aborts the rest (their leases run out and another dispatcher retries them). */
   async stop(): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
     clearInterval(this.#purgeTimer)
     this.wake()
     await this.#unsubscribe?.().catch(() => {})
-    await this.#running
+    await this.#claiming
     const settled = Promise.allSettled([...this.#inFlight])
     let grace: NodeJS.Timeout | undefined
     await Promise.race([settled, new Promise((resolve) => (grace = setTimeout(resolve, this.#settings.shutdownGraceMs)))])
     clearTimeout(grace)
     this.#abort.abort()
     await settled
+    // The loop records what finished meanwhile, then ends.
+    this.#sleeper?.()
+    await this.#running
     await this.#settings.transport.close?.()
   }
 
   async #loop(): Promise<void> {
     const { store, clock, log, batch, concurrency, leaseMs, pollIntervalMs } = this.#settings
-    while (!this.#stopped) {
-      const room = Math.min(batch, concurrency - this.#inFlight.size)
-      if (room <= 0) {
-        await Promise.race(this.#inFlight)
-        continue
-      }
-      this.#woken = false
-      this.#freed = false
-      this.#lastClaimAt = performance.now()
-      let claims: ClaimedDelivery[] = []
-      try {
+    let claim = true
+    while (!this.#stopped || this.#held > 0) {
+      await this.#flush()
+      const room = Math.min(batch, concurrency - this.#held)
+      if ((claim || this.#woken) && room > 0 && !this.#stopped) {
+        this.#woken = false
+        this.#freed = false
+        this.#urgent.clear()
+        this.#lastClaimAt = performance.now()
+        let claims: ClaimedDelivery[] = []
         const now = clock.now()
-        claims = await store.claimDue(new Date(now), new Date(now + leaseMs), room, this.#policy(now))
-      } catch (error) {
-        log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
+        const claiming = store.claimDue(new Date(now), new Date(now + leaseMs), room, this.#policy(now))
+        this.#claiming = claiming.catch(() => {})
+        try {
+          claims = await claiming
+        } catch (error) {
+          log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
+        }
+        for (const claimed of claims) this.#start(claimed)
+        // A full batch: more may be due at once.
+        if (claims.length === room) continue
       }
-      for (const claim of claims) {
-        const attempt = this.#attempt(claim).catch((error: unknown) =>
-          log.error({ err: error, deliveryId: claim.delivery_id }, 'workforce-api: webhook attempt could not be recorded; it is retried when its lease ends'),
-        )
-        this.#inFlight.add(attempt)
-        // A finished attempt frees a place under its endpoint's and company's caps: look again,
-        // at most once per FREED_CLAIM_INTERVAL_MS (finishes in between coalesce into one claim).
-        void attempt.finally(() => {
-          this.#inFlight.delete(attempt)
-          this.#freed = true
-          this.#sleeper?.()
-        })
-      }
-      if (claims.length < room) await this.#sleep(pollIntervalMs)
+      claim = await this.#sleep(pollIntervalMs)
     }
+  }
+
+  #start(claim: ClaimedDelivery): void {
+    const { log } = this.#settings
+    this.#held += 1
+    bump(this.#sendingTo, claim.endpoint.id, 1)
+    bump(this.#sendingFor, claim.endpoint.company_id, 1)
+    const attempt = this.#attempt(claim).catch((error: unknown) =>
+      log.error({ err: error, deliveryId: claim.delivery_id }, 'workforce-api: webhook attempt could not be recorded; it is retried when its lease ends'),
+    )
+    this.#inFlight.add(attempt)
+    void attempt.finally(() => this.#inFlight.delete(attempt))
+  }
+
+  /**
+   * Records every attempt that got its answer since the last flush, in one call of the store's
+   * `finishAttempts` (or `finishAttempt` each, for a store without it). If recording fails,
+   * none of them is recorded: their leases run out and they are attempted again.
+   */
+  async #flush(): Promise<void> {
+    if (this.#finished.length === 0) return
+    const finishes = this.#finished
+    this.#finished = []
+    const { store } = this.#settings
+    const wake = this.#wakesOthers && this.#urgent.size > 0
+    if (wake) this.#urgent.clear()
+    try {
+      if (store.finishAttempts !== undefined) {
+        const recorded = await store.finishAttempts(
+          finishes.map(({ claim, outcome, now }) => ({ claim, outcome, now })),
+          wake,
+        )
+        finishes.forEach((finish, index) => finish.settle(recorded[index] ?? null))
+      } else {
+        const recorded = await Promise.allSettled(finishes.map(({ claim, outcome, now }) => store.finishAttempt(claim, outcome, now)))
+        recorded.forEach((result, index) => (result.status === 'fulfilled' ? finishes[index]!.settle(result.value) : finishes[index]!.fail(result.reason)))
+      }
+    } catch (error) {
+      for (const finish of finishes) finish.fail(error)
+    } finally {
+      this.#held -= finishes.length
+      this.#freed = true
+    }
+  }
+
+  /** Queues a finished attempt for the next flush and wakes the loop; resolves once it is recorded. */
+  #record(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null> {
+    const urgent = this.#answered(claim)
+    return new Promise((settle, fail) => {
+      this.#finished.push({ claim, outcome, now, settle, fail })
+      if (urgent !== null) {
+        if (this.#urgent.size === 0) this.#urgentSince = performance.now()
+        this.#urgent.add(urgent)
+      }
+      this.#sleeper?.()
+    })
+  }
+
+  /**
+   * Counts an attempt's answer (or its abandonment) out of this dispatcher's attempts under way.
+   * @returns whether it held the last place under a cap, a place a backlog may be waiting for:
+   *   its endpoint's id (its endpoint's or its company's cap), `''` (this dispatcher's), or null.
+   */
+  #answered(claim: ClaimedDelivery): string | null {
+    const { endpointConcurrency, companyConcurrency, concurrency } = this.#settings
+    const { endpoint } = claim
+    const troubled = endpoint.consecutive_failures > 0 || endpoint.paused_until !== null
+    const toEndpoint = bump(this.#sendingTo, endpoint.id, -1) + 1
+    const forCompany = bump(this.#sendingFor, endpoint.company_id, -1) + 1
+    if (this.#held >= concurrency) return ''
+    return toEndpoint >= (troubled ? 1 : endpointConcurrency) || forCompany >= companyConcurrency ? endpoint.id : null
   }
 
   #policy(now: number): ClaimPolicy {
@@ -194,50 +321,94 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Until `ms` pass, a wake-up, or (no sooner than FREED_CLAIM_INTERVAL_MS after the last claim) a finished attempt. */
-  #sleep(ms: number): Promise<void> {
-    if (this.#woken || this.#stopped) return Promise.resolve()
+  /**
+   * Waits for the loop's next turn. @returns true to claim then: a wake-up, a finished attempt
+   * that held the last place under a cap, `ms` passed, or (no sooner than
+   * FREED_CLAIM_INTERVAL_MS after the last claim) any freed place; false when the turn only has
+   * finished attempts to record. Once stopped: until an attempt finishes or is abandoned.
+   */
+  #sleep(ms: number): Promise<boolean> {
+    const until = performance.now() + ms
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined
-      const done = () => {
+      const done = (claim: boolean) => {
         clearTimeout(timer)
-        if (this.#sleeper === sleeper) this.#sleeper = undefined
-        resolve()
+        if (this.#sleeper === check) this.#sleeper = undefined
+        resolve(claim)
       }
-      const sleeper = () => {
-        if (this.#woken || this.#stopped) return done()
-        // Only a finished attempt: claim once the interval since the last claim has passed.
-        const wait = this.#lastClaimAt + FREED_CLAIM_INTERVAL_MS - performance.now()
-        if (wait <= 0) return done()
+      const check = () => {
+        if (this.#stopped) return this.#finished.length > 0 || this.#held === 0 ? done(false) : undefined
+        if (this.#woken) return done(true)
+        const now = performance.now()
+        let urgentWait = Number.POSITIVE_INFINITY
+        if (this.#urgent.size > 0) {
+          urgentWait = this.#urgentSince + URGENT_COALESCE_MS - now
+          for (const id of this.#urgent) if (id === '' || !this.#sendingTo.has(id)) urgentWait = 0
+          // Announced with the record: the wake-up that follows is this dispatcher's turn to claim.
+          if (urgentWait <= 0) return done(!this.#wakesOthers)
+        }
+        const freedWait = this.#freed ? this.#lastClaimAt + FREED_CLAIM_INTERVAL_MS - now : Number.POSITIVE_INFINITY
+        if (freedWait <= 0 || now >= until) return done(true)
+        // Recorded now, unless a claim is about to take the turn anyway.
+        if (this.#finished.length > 0 && urgentWait === Number.POSITIVE_INFINITY) return done(false)
         clearTimeout(timer)
-        timer = setTimeout(done, Math.min(wait, ms))
+        timer = setTimeout(check, Math.min(urgentWait, freedWait, until - now))
       }
-      timer = setTimeout(done, ms)
-      this.#sleeper = sleeper
-      if (this.#freed) sleeper()
+      this.#sleeper = check
+      check()
+      // Stopped, with attempts still out: a fallback turn in case a wake-up was missed.
+      if (this.#stopped && this.#sleeper === check) timer = setTimeout(() => done(false), ms)
     })
   }
 
+  /** One attempt: sent, then recorded at the loop's next turn, then what its outcome calls for (a disable, the host told). */
   async #attempt(claim: ClaimedDelivery): Promise<void> {
-    const { store, transport, clock, timeoutMs, box } = this.#settings
+    let sent: { outcome: AttemptOutcome; at: number } | undefined
+    try {
+      sent = await this.#send(claim)
+    } finally {
+      // Shutting down (or a failure of our own): nothing to record; the lease runs out and the attempt is made again.
+      if (sent === undefined) this.#abandoned(claim)
+    }
+    if (sent === undefined) return
+    const { outcome, at } = sent
+    const recorded = await this.#record(claim, outcome, new Date(at))
+    const { endpoint } = claim
+    if (recorded === null) {
+      this.#settings.log.debug({ deliveryId: claim.delivery_id }, 'workforce-api: webhook claim was taken over; attempt not recorded')
+      return
+    }
+    const { succeeded } = outcome.attempt
+    if (outcome.attempt.status_code === 410) return this.#disable(claim, 'gone', at)
+    const failingSince = recorded.health.failing_since?.getTime()
+    if (!succeeded && failingSince !== undefined && at - failingSince >= this.#settings.autoDisableAfterMs) {
+      return this.#disable(claim, 'failing', at)
+    }
+    if (recorded.opened) await this.#failing(claim, recorded, outcome.attempt.error)
+    else if (recorded.closed && endpoint.paused_until !== null) {
+      this.#settings.log.info({ endpointId: endpoint.id, companyId: endpoint.company_id }, 'workforce-api: webhook endpoint recovered; breaker closed')
+    }
+  }
+
+  #abandoned(claim: ClaimedDelivery): void {
+    this.#answered(claim)
+    this.#held -= 1
+    this.#sleeper?.()
+  }
+
+  /** Signs and sends; @returns the outcome and when it was known, or undefined if shutdown aborted the attempt. */
+  async #send(claim: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; at: number } | undefined> {
+    const { transport, clock, timeoutMs } = this.#settings
     const { endpoint, event } = claim
     const started = clock.now()
     const t0 = performance.now()
     let response: WebhookResponse | undefined
     let failure: string | undefined
     try {
-      // Both secrets sign during a rotation's overlap, so receivers can switch at their pace.
-      const secrets = [box.open(endpoint.secret, endpoint.id)]
-      if (endpoint.previous_secret !== null && (endpoint.previous_secret_expires_at?.getTime() ?? 0) > started) {
-        // A previous secret sealed under a lost or replaced key must not block delivery: the
-        // host rotated precisely to get away from it.
-        const previous = this.#openPrevious(endpoint.previous_secret, endpoint.id)
-        if (previous !== null) secrets.push(previous)
-      }
       const headers = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
-        ...signWebhook(secrets, event.id, Math.floor(started / 1000), event.payload),
+        ...signWebhookWithKeys(this.#keysOf(endpoint, started), event.id, Math.floor(started / 1000), event.payload),
       }
       // Not AbortSignal.timeout: a garbage collection can take it before it fires (nodejs/node#57736).
       const deadline = attemptDeadline(timeoutMs, this.#abort.signal)
@@ -247,7 +418,7 @@ export class WebhookDispatcher {
         deadline.clear()
       }
     } catch (error) {
-      if (this.#abort.signal.aborted) return // shutting down: the lease runs out and the attempt is made again
+      if (this.#abort.signal.aborted) return undefined
       failure = describeFailure(error, timeoutMs)
     }
     const finished = clock.now()
@@ -261,22 +432,8 @@ export class WebhookDispatcher {
       error: failure ?? (response !== undefined && !succeeded ? statusProblem(response.status) : null),
       succeeded,
     }
-    const gone = response?.status === 410
-    const next = this.#next(claim, response, succeeded, gone, new Date(finished))
-    const recorded = await store.finishAttempt(claim, { attempt, next, breaker: this.#settings.breaker }, new Date(finished))
-    if (recorded === null) {
-      this.#settings.log.debug({ deliveryId: claim.delivery_id }, 'workforce-api: webhook claim was taken over; attempt not recorded')
-      return
-    }
-    if (gone) return this.#disable(claim, 'gone', finished)
-    const failingSince = recorded.health.failing_since?.getTime()
-    if (!succeeded && failingSince !== undefined && finished - failingSince >= this.#settings.autoDisableAfterMs) {
-      return this.#disable(claim, 'failing', finished)
-    }
-    if (recorded.opened) await this.#failing(claim, recorded, attempt.error)
-    else if (recorded.closed && claim.endpoint.paused_until !== null) {
-      this.#settings.log.info({ endpointId: endpoint.id, companyId: endpoint.company_id }, 'workforce-api: webhook endpoint recovered; breaker closed')
-    }
+    const next = this.#next(claim, response, succeeded, response?.status === 410, new Date(finished))
+    return { outcome: { attempt, next, breaker: this.#settings.breaker }, at: finished }
   }
 
   /** Tells the host that an endpoint's breaker opened: only the instance whose attempt opened it gets here. */
@@ -296,9 +453,31 @@ export class WebhookDispatcher {
     }
   }
 
-  #openPrevious(sealed: string, endpointId: string): string | null {
+  /**
+   * The HMAC keys that sign an attempt at `at`: the endpoint's secret, and during a rotation's
+   * overlap its previous one too, so receivers can switch at their pace. Opened from their
+   * sealed values once per endpoint and kept while those values are the endpoint's (a rotation
+   * changes them, so it is seen at the next claim). A secret that does not open throws, and
+   * the attempt fails saying why.
+   */
+  #keysOf(endpoint: WebhookEndpointRecord, at: number): Buffer[] {
+    const { box } = this.#settings
+    let keys = this.#signingKeys.get(endpoint.id)
+    if (keys === undefined || keys.sealed !== endpoint.secret || keys.previousSealed !== endpoint.previous_secret) {
+      keys = { sealed: endpoint.secret, key: webhookSigningKey(box.open(endpoint.secret, endpoint.id)), previousSealed: endpoint.previous_secret, previous: undefined }
+      this.#signingKeys.delete(endpoint.id)
+      if (this.#signingKeys.size >= SIGNING_KEYS_KEPT) this.#signingKeys.delete(this.#signingKeys.keys().next().value as string)
+      this.#signingKeys.set(endpoint.id, keys)
+    }
+    if (endpoint.previous_secret === null || (endpoint.previous_secret_expires_at?.getTime() ?? 0) <= at) return [keys.key]
+    keys.previous ??= this.#openPrevious(endpoint.previous_secret, endpoint.id)
+    return keys.previous === null ? [keys.key] : [keys.key, keys.previous]
+  }
+
+  /** A previous secret sealed under a lost or replaced key must not block delivery: the host rotated precisely to get away from it. */
+  #openPrevious(sealed: string, endpointId: string): Buffer | null {
     try {
-      return this.#settings.box.open(sealed, endpointId)
+      return webhookSigningKey(this.#settings.box.open(sealed, endpointId))
     } catch (error) {
       this.#settings.log.warn({ endpointId, err: error }, 'workforce-api: previous webhook secret does not open; signing with the current one only')
       return null
@@ -352,4 +531,12 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   const code = err?.code ?? err?.cause?.code
   const message = err?.message ?? String(error)
   return (code !== undefined && !message.includes(code) ? `${code}: ${message}` : message).slice(0, MAX_ERROR_LENGTH)
+}
+
+/** Adds `by` to `key`'s count (dropping it at 0). @returns the new count. */
+function bump<K>(counts: Map<K, number>, key: K, by: number): number {
+  const count = (counts.get(key) ?? 0) + by
+  if (count <= 0) counts.delete(key)
+  else counts.set(key, count)
+  return count
 }

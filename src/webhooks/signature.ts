@@ -20,6 +20,14 @@ export function generateWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`
 }
 
+/**
+ * The HMAC key of a `whsec_…` secret (its base64 part, decoded). The dispatcher keeps these per
+ * endpoint, so an attempt neither opens the sealed secret nor decodes it again.
+ */
+export function webhookSigningKey(secret: string): Buffer {
+  return keyOf(secret)
+}
+
 function keyOf(secret: string): Buffer {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret
   const key = Buffer.from(encoded, 'base64')
@@ -34,7 +42,19 @@ function signatureOf(key: Buffer, id: string, timestampSeconds: number, body: st
 /** The headers of one delivery attempt, signed with every secret currently valid (rotation). */
 export function signWebhook(secrets: readonly string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
   if (secrets.length === 0) throw new TypeError('signWebhook needs at least one secret')
-  const signature = secrets.map((secret) => `v1,${signatureOf(keyOf(secret), id, timestampSeconds, body).toString('base64')}`).join(' ')
+  return signWebhookWithKeys(secrets.map(keyOf), id, timestampSeconds, body)
+}
+
+/**
+ * `signWebhook` with the secrets' HMAC keys (`webhookSigningKey`) instead of the secrets.
+ *
+ * @example
+ * const keys = [webhookSigningKey(secret)] // once per endpoint and secret
+ * const headers = signWebhookWithKeys(keys, event.id, Math.floor(Date.now() / 1000), payload)
+ */
+export function signWebhookWithKeys(keys: readonly Buffer[], id: string, timestampSeconds: number, body: string): Record<string, string> {
+  if (keys.length === 0) throw new TypeError('signWebhookWithKeys needs at least one key')
+  const signature = keys.map((key) => `v1,${signatureOf(key, id, timestampSeconds, body).toString('base64')}`).join(' ')
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),

@@ -45,6 +45,23 @@ describe('SqlWebhookStore on SQLite: waking the dispatcher', () => {
     expect(wakes).toEqual([{ inTransaction: false, pending: 2 }])
   })
 
+  it('finishAttempts wakes after its commit when asked to (places freed under a cap), and only then', async () => {
+    await adapter.writes.transaction(async (tx) => {
+      for (const n of [1, 2]) await tx.recordEvent(changeEvent(`wake: finish ${n}`, 1, 'todos.created', n))
+    })
+    wakes.length = 0
+    const [first, second] = await adapter.webhooks.claimDue(afterNow(0), afterNow(60_000), 10)
+    const delivered = (claim: NonNullable<typeof first>) => ({
+      claim,
+      outcome: { attempt: { number: 1, attempted_at: afterNow(1), status_code: 204, duration_ms: 1, response_body: '', error: null, succeeded: true }, next: { status: 'delivered' as const } },
+      now: afterNow(2),
+    })
+    await adapter.webhooks.finishAttempts!([delivered(first!)])
+    expect(wakes, 'after a batch recorded without wake').toEqual([])
+    await adapter.webhooks.finishAttempts!([delivered(second!)], true)
+    expect(wakes, 'after a batch recorded with wake: once, after the commit').toEqual([{ inTransaction: false, pending: 0 }])
+  })
+
   it('does not wake for a write that rolls back, nor for one whose events no endpoint subscribes to', async () => {
     await expect(
       adapter.writes.transaction(async (tx) => {

@@ -1,6 +1,7 @@
 import { expect } from '../vitest-api.js'
-import { it } from '../harness.js'
-import type { ClaimedDelivery, WebhookStore } from '../../ports/webhook-store.js'
+import { it, notApplicable } from '../harness.js'
+import type { ClaimedDelivery, WebhookEndpointRecord, WebhookStore } from '../../ports/webhook-store.js'
+import type { ChangeEvent } from '../../ports/write-storage.js'
 import type { ConformanceGroup } from '../group.js'
 import { DELIVERY_LEASE_MS, attemptRecord, changeEvent, endpointId, endpointRecord, eventId, outcome } from '../webhook-facts.js'
 import { afterNow } from '../write-facts.js'
@@ -170,6 +171,82 @@ export const webhookDeliveries: ConformanceGroup = {
         updated_at: typed(afterNow(60_100)),
         attempts_made: [serverError, success],
       })
+    })
+
+    it('finishAttempts records a batch as finishAttempt would one by one: each attempt and next state, the health in order, null for a lost or repeated claim only', async () => {
+      const store = ctx.webhooks()
+      if (store.finishAttempts === undefined) notApplicable('the store has no finishAttempts (optional: the dispatcher calls finishAttempt once per attempt)')
+      const [a, b, c] = ['batch: a', 'batch: b', 'batch: c'].map((label) => endpointRecord(label, 1, ['*'])) as [WebhookEndpointRecord, WebhookEndpointRecord, WebhookEndpointRecord]
+      await createEndpoints(store, [a, b, c])
+      const [e1, e2, e3] = [1, 2, 3].map((n) => changeEvent(`batch: ${n}`, 1, 'todos.created', n, n)) as [ChangeEvent, ChangeEvent, ChangeEvent]
+      await recordEvents(ctx, [e1, e2, e3])
+      const claims = await claimAt(store, 10)
+      const breaker = { threshold: 2, pauseMs: 10_000, maxPauseMs: 25_000 }
+      // c is failing before the batch: one failure recorded alone.
+      const earlier = attemptRecord(1, 40, 500)
+      expect(await store.finishAttempt(claimOf(claims, e3, c), { ...outcome.retryAt(earlier, 60_000), breaker }, afterNow(50)), 'finishAttempt(c, e3): a failure').not.toBeNull()
+
+      const fail = (event: ChangeEvent, endpoint: WebhookEndpointRecord, atMs: number) => {
+        const claim = claimOf(claims, event, endpoint)
+        return { claim, outcome: { ...outcome.retryAt(attemptRecord(1, atMs - 5, 500), 60_000), breaker }, now: afterNow(atMs) }
+      }
+      const succeed = (event: ChangeEvent, endpoint: WebhookEndpointRecord, atMs: number) => {
+        const claim = claimOf(claims, event, endpoint)
+        return { claim, outcome: { ...outcome.delivered(attemptRecord(1, atMs - 5, 204)), breaker }, now: afterNow(atMs) }
+      }
+      const bSuccess = succeed(e1, b, 110)
+      const answers = await store.finishAttempts([
+        fail(e1, a, 100),
+        bSuccess,
+        fail(e2, a, 120),
+        succeed(e1, c, 130),
+        fail(e2, c, 140),
+        { ...bSuccess, now: afterNow(150) },
+        { ...succeed(e2, b, 160), claim: { ...claimOf(claims, e2, b), lease: 'not-this-claims-lease' } },
+      ])
+      const health = (value: { consecutive_failures: number; paused_until: Date | null; pause_ms: number; failing_since: Date | null }) =>
+        [value.consecutive_failures, value.paused_until, value.pause_ms, value.failing_since].map(typed)
+      expect(
+        answers.map((answer) => answer && { opened: answer.opened, closed: answer.closed, health: health(answer.health) }),
+        'the answers, in order: [failures, paused_until, pause_ms, failing_since]',
+      ).toEqual([
+        { opened: false, closed: false, health: [1, null, 0, afterNow(100)].map(typed) },
+        { opened: false, closed: false, health: [0, null, 0, null].map(typed) },
+        { opened: true, closed: false, health: [2, afterNow(10_120), 10_000, afterNow(100)].map(typed) },
+        { opened: false, closed: true, health: [0, null, 0, null].map(typed) },
+        { opened: false, closed: false, health: [1, null, 0, afterNow(140)].map(typed) },
+        null,
+        null,
+      ])
+      const stored = async (endpoint: WebhookEndpointRecord) => health((await store.getEndpoint(endpoint.id)) as WebhookEndpointRecord)
+      expect([await stored(a), await stored(b), await stored(c)], 'each endpoint\'s health after the batch').toEqual([
+        [2, afterNow(10_120), 10_000, afterNow(100)].map(typed),
+        [0, null, 0, null].map(typed),
+        [1, null, 0, afterNow(140)].map(typed),
+      ])
+      const byEvent = async (endpoint: WebhookEndpointRecord) =>
+        Object.fromEntries(
+          (await store.listDeliveries(endpoint.id, { limit: 10 })).deliveries.map((delivery) => [
+            delivery.event_id,
+            [delivery.status, typed(delivery.next_attempt_at), typed(delivery.updated_at), delivery.attempts_made.map((made) => made.status_code)],
+          ]),
+        )
+      const leased = afterNow(10 + DELIVERY_LEASE_MS)
+      expect({ a: await byEvent(a), b: await byEvent(b) }, 'each delivery after the batch: [status, next_attempt_at, updated_at, attempts]').toEqual({
+        a: {
+          [e1.id]: ['pending', typed(afterNow(60_000)), typed(afterNow(100)), [500]],
+          [e2.id]: ['pending', typed(afterNow(60_000)), typed(afterNow(120)), [500]],
+          [e3.id]: ['pending', typed(leased), typed(afterNow(10)), []],
+        },
+        b: {
+          [e1.id]: ['delivered', typed(null), typed(afterNow(110)), [204]],
+          [e2.id]: ['pending', typed(leased), typed(afterNow(10)), []],
+          [e3.id]: ['pending', typed(leased), typed(afterNow(10)), []],
+        },
+      })
+      // The claim the wrong lease stood for is still live, and finishes.
+      expect(await store.finishAttempts([succeed(e2, b, 170)]), 'finishAttempts of the live claim of (b, e2)').toMatchObject([{ opened: false, closed: false }])
+      expect(await store.finishAttempts([]), 'finishAttempts of nothing').toEqual([])
     })
 
     it('disableEndpoint fails its pending deliveries in the same step, and only the first of two disables succeeds', async () => {

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { AttemptFinish, WebhookStore } from '../../src/ports/webhook-store.js'
+import type { WebhookRequest, WebhookTransport } from '../../src/ports/webhook-transport.js'
+import type { CompanyRecord } from '../../src/ports/records.js'
+import type { WebhookOptions } from '../../src/options.js'
+import { recordingWebhookTransport } from '../../src/webhooks/recording-transport.js'
+import { buildWriteApp, FakeClock, WRITE_ADAPTERS, type WriteAdapterFactory, type WriteTestApp } from '../helpers/write-app.js'
+
+const SECRET_KEY = randomBytes(32).toString('base64')
+const COMPANY: CompanyRecord = { id: 1, name: 'Acme', timezone: 'Europe/Berlin', country: 'DE', created_at: new Date(0), updated_at: new Date(0) }
+
+/** `store` with some methods replaced (undefined removes one); the rest bound to the store itself (its private fields). */
+function storeWith(store: WebhookStore, overrides: Partial<Record<keyof WebhookStore, unknown>>): WebhookStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key in overrides) return overrides[key as keyof WebhookStore]
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/** Sends nothing until `count` requests are waiting, then answers them all 204 in one tick: attempts that end together. */
+function answeringTogether(count: number): WebhookTransport & { sent: WebhookRequest[] } {
+  const waiting: Array<() => void> = []
+  const sent: WebhookRequest[] = []
+  return {
+    sent,
+    async send(request) {
+      sent.push(request)
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve)
+        if (waiting.length >= count) for (const release of waiting.splice(0)) release()
+      })
+      return { status: 204, retryAfter: null, body: '' }
+    },
+  }
+}
+
+// Issue 25: finished attempts are recorded in batches (one `finishAttempts` per loop turn).
+describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (adapter: WriteAdapterFactory) => {
+  let t: WriteTestApp | undefined
+  afterEach(async () => {
+    await t?.close()
+    t = undefined
+  })
+
+  async function setup(webhooks: (store: WebhookStore) => WebhookStore, options: Partial<WebhookOptions>) {
+    // The clock starts at the real now: the attempts' timestamps are signed.
+    const clock = new FakeClock(Date.now())
+    const base = await adapter.open()
+    const store = base.adapter.webhooks as WebhookStore
+    t = await buildWriteApp({
+      adapter: { name: adapter.name, open: async () => base },
+      dataset: null,
+      options: { clock, webhooks: webhooks(store), webhookOptions: { secretKey: SECRET_KEY, allowPrivateDestinations: true, pollIntervalMs: 20, ...options } },
+    })
+    const { endpoint } = await t.app.workforceApi.webhooks.create({ companyId: 1, url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    const publish = async (count: number) => {
+      const inputs = Array.from({ length: count }, (_, i) => ({ type: 'company.updated' as const, companyId: 1, record: { ...COMPANY, name: `Acme ${i}` } }))
+      const app = (t as WriteTestApp).app
+      const ports = base.adapter as unknown as { transaction?: (work: (trx: unknown) => Promise<string[]>) => Promise<string[]> }
+      return typeof ports.transaction === 'function'
+        ? ports.transaction((trx) => app.workforceApi.events.publish(trx, inputs))
+        : base.adapter.writes.transaction((tx) => app.workforceApi.events.publish(tx, inputs))
+    }
+    return { clock, endpoint, publish }
+  }
+
+  async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = await check()
+      if (value !== undefined && value !== false) return value
+      if (Date.now() > deadline) throw new Error('condition not met in time')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  it('attempts that end together are recorded together: one finishAttempts for the four', async () => {
+    const batches: number[] = []
+    const transport = answeringTogether(4)
+    const { endpoint, publish } = await setup(
+      (store) =>
+        storeWith(store, {
+          finishAttempts: async (finishes: readonly AttemptFinish[]) => {
+            batches.push(finishes.length)
+            return (store.finishAttempts as NonNullable<WebhookStore['finishAttempts']>).call(store, finishes)
+          },
+        }),
+      { transport },
+    )
+    await publish(4)
+    const page = await eventually(async () => {
+      const listed = await t!.app.workforceApi.webhooks.deliveries(endpoint.id)
+      return listed.deliveries.length === 4 && listed.deliveries.every((d) => d.status === 'delivered') && listed
+    })
+    expect(transport.sent).toHaveLength(4)
+    expect(batches, 'entries per finishAttempts call').toEqual([4])
+    expect(page.deliveries.map((d) => [d.attempts, d.attempts_made.map((a) => [a.number, a.status_code])])).toEqual(Array.from({ length: 4 }, () => [1, [[1, 204]]]))
+  })
+
+  it('a batch the store could not record is attempted again once its leases run out, and recorded once', async () => {
+    let failures = 0
+    const transport = recordingWebhookTransport()
+    const { clock, endpoint, publish } = await setup(
+      (store) =>
+        storeWith(store, {
+          finishAttempts: async (finishes: readonly AttemptFinish[]) => {
+            // The process "dies" between sending and recording: nothing of the first batch is recorded.
+            if (failures++ === 0) throw new Error('connection lost')
+            return (store.finishAttempts as NonNullable<WebhookStore['finishAttempts']>).call(store, finishes)
+          },
+        }),
+      { transport, timeoutMs: 1_000, leaseMs: 5_000 },
+    )
+    const ids = await publish(3)
+    await eventually(async () => transport.sent.length === 3)
+    // Not before the leases run out: the claims still cover the unrecorded attempts.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(transport.sent).toHaveLength(3)
+    const [pending] = (await t!.app.workforceApi.webhooks.deliveries(endpoint.id)).deliveries
+    expect(pending && [pending.status, pending.attempts, pending.attempts_made]).toEqual(['pending', 1, []])
+
+    clock.advance(5_000)
+    const page = await eventually(async () => {
+      const listed = await t!.app.workforceApi.webhooks.deliveries(endpoint.id)
+      return listed.deliveries.every((d) => d.status === 'delivered') && listed
+    })
+    const sentIds = transport.sent.map((sent) => sent.headers['webhook-id'])
+    expect(sentIds.slice(0, 3).sort(), 'first attempts').toEqual([...ids].sort())
+    expect(sentIds.slice(3).sort(), 'the same events again, same webhook-id').toEqual([...ids].sort())
+    // The lost batch left no attempt behind; each delivery records its second attempt once.
+    expect(page.deliveries.map((d) => [d.attempts, d.attempts_made.map((a) => a.number)])).toEqual([
+      [2, [2]],
+      [2, [2]],
+      [2, [2]],
+    ])
+  })
+
+  it('a store without finishAttempts records each attempt with finishAttempt', async () => {
+    const single: number[] = []
+    const transport = answeringTogether(3)
+    const { endpoint, publish } = await setup(
+      (store) =>
+        storeWith(store, {
+          finishAttempts: undefined,
+          finishAttempt: (...args: Parameters<WebhookStore['finishAttempt']>) => {
+            single.push(args[0].delivery_id)
+            return store.finishAttempt(...args)
+          },
+        }),
+      { transport },
+    )
+    await publish(3)
+    const page = await eventually(async () => {
+      const listed = await t!.app.workforceApi.webhooks.deliveries(endpoint.id)
+      return listed.deliveries.length === 3 && listed.deliveries.every((d) => d.status === 'delivered') && listed
+    })
+    expect(single).toHaveLength(3)
+    expect(page.deliveries.map((d) => d.attempts_made.length)).toEqual([1, 1, 1])
+  })
+})
