@@ -2,7 +2,9 @@
  * `npm run bench`: the plugin's `GET /v1/users` against a bare Fastify route over the same
  * SQLite file, `KeyVerifier` micro-benchmarks, and one tenant's expensive reads against
  * another's cheap ones on SQLite (`--only contention`), and lists at 1,000,000 rows on SQLite and
- * Postgres (`--only lists`, bench/scale.ts), and `serve`'s memory under a 10-minute mixed load on
+ * Postgres (`--only lists`, bench/scale.ts), and every list and by-id route through the built CLI's `serve` against
+ * hand-written routes, with the 304 path, on SQLite and Postgres (`--only pages`, bench/pages.ts; a plain run
+ * measures users and company only), and `serve`'s memory under a 10-minute mixed load on
  * both (`--only soak`, bench/soak.ts; never part of a plain run), and webhook deliveries to
  * healthy endpoints beside one company's hanging or failing ones (`--only deliveries`,
  * bench/webhook-fairness.ts; never part of a plain run either), and writes to a fresh `serve` on
@@ -93,6 +95,17 @@ async function main(): Promise<void> {
     // Its own process and its own seeded databases (1,000,000 rows): it prints its own table.
     log('bench: lists at scale (bench/scale.ts)')
     execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/scale.ts'], { cwd: ROOT, stdio: 'inherit' })
+  }
+
+  if (options.pages) {
+    // Its own process, with serve and the baseline as children; it prints its own table.
+    log('bench: pages through serve against hand-written routes (bench/pages.ts)')
+    const quick = options.pagesQuick ? ['--routes', 'users,company'] : []
+    const profile = options.profile ? ['--profile'] : []
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), ['bench/pages.ts', '--backends', options.backends, ...quick, ...profile], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    })
   }
 
   if (options.soak) {
