@@ -9,6 +9,7 @@ import { workforceApi } from '../plugin.js'
 import { portsOf } from '../ports/index.js'
 import type { ResourceReader, SeekableReader, Storage } from '../ports/storage.js'
 import { registerHealthRoutes, workforceReadiness } from '../server/health.js'
+import { OneLineRequestLog } from '../server/request-log.js'
 import { DEFAULT_SERVER_LIMITS, hardenWorkforceServer, workforceServerOptions, type ServerLimits } from '../server/server-limits.js'
 import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from '../webhooks/retry.js'
 import { DB_FLAG, durationFlag, parseFlags, positiveInteger, required } from './flags.js'
@@ -106,7 +107,11 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   // SQLite database is read (or created) only once the database is known to be ours.
   const early = usesKeyFile(db) ? undefined : resolveWebhookKey(db)
   const adapter = await openAdapter(db, { readWorkers: true })
-  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS }, ...workforceServerOptions(limits) })
+  const app = Fastify({
+    logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS },
+    logController: new OneLineRequestLog(),
+    ...workforceServerOptions(limits),
+  })
   let webhookOptions: ReturnType<typeof serveWebhookOptions>
   try {
     webhookOptions = serveWebhookOptions(early !== undefined ? early : resolveWebhookKey(db), retrySchedule, flags, out)
