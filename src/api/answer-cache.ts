@@ -7,10 +7,10 @@ export const ANSWER_CACHE_BYTES = 32 * 1024 * 1024
 
 /**
  * The serialized answers of list pages and by-id reads, each under the version of its
- * company's rows it was read at (docs/decisions.md, "Conditional requests"). A request reads the
- * version first (one primary-key lookup, shared by every instance through the database); while
- * it is unchanged the answer is sent, or answered 304, without the page query, rendering or
- * serialization. Any change bumps the version in its own transaction, so the next request
+ * company's rows it was read at (docs/decisions.md, "Conditional requests and kept answers").
+ * A request reads the version first (one primary-key lookup, shared by every instance through
+ * the database); while it is unchanged the answer is sent, or answered 304, without the page
+ * query, rendering or serialization. Any change bumps the version in its own transaction, so the next request
  * misses and reads afresh: an answer is never older than the version the request saw.
  *
  * Why a version read before the answer is a sound key: the rows are read after it, so they are

@@ -31,7 +31,7 @@ export class SerializedAnswer {
 /**
  * The strong entity tag of `body`: 128 bits of its SHA-256, so the tag changes exactly when
  * the bytes do, and two instances that answer the same bytes give the same tag
- * (docs/decisions.md, "Conditional requests").
+ * (docs/decisions.md, "Conditional requests and kept answers").
  */
 export function entityTag(body: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`

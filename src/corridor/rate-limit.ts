@@ -192,8 +192,8 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
       const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
         if (route.method === 'GET' && request.headers['if-none-match'] !== undefined) {
           // A conditional read is counted once its answer is known: a 304 spends nothing
-          // (docs/decisions.md, "Conditional requests"). A key whose budget is spent is refused
-          // all the same, so a tag cannot buy requests beyond the budget.
+          // (docs/decisions.md, "Conditional requests and kept answers"). A key whose budget is
+          // spent is refused all the same, so a tag cannot buy requests beyond the budget.
           const state = await check(request, { increment: false })
           if (state.isAllowed) return
           if (state.remaining === 0 && state.ttl > 0) throw refuse(reply, state)
