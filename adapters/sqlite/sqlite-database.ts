@@ -4,7 +4,8 @@ import type { PreparedQuery, ReadScope, SqlRunner } from '../sql/prepared.js'
 import type { SqlTransactor } from '../sql/sql-transactor.js'
 import { untilReadable, type TransactionGate } from '../transaction-gate.js'
 import { BetterSqlite3 } from './sqlite-driver.js'
-import { guardedForKysely, guardSqlite } from './sqlite-errors.js'
+import { guardSqlite } from './sqlite-errors.js'
+import { cachedForKysely } from './sqlite-kysely-database.js'
 import type { SqliteReadPool } from './sqlite-read-pool.js'
 import type { SlowReadRouter } from './sqlite-slow-reads.js'
 import { StatementCache } from './sqlite-statement-cache.js'
@@ -33,9 +34,12 @@ export function isSharableWalFile(database: SqliteDatabase): boolean {
   return !database.memory && database.name !== '' && database.pragma('journal_mode', { simple: true }) === 'wal'
 }
 
-/** Kysely over `database`, with busy and locked errors rethrown as `StorageUnavailable`. */
+/**
+ * Kysely over `database`, each statement prepared once per SQL text (a bounded cache) and busy
+ * and locked errors rethrown as `StorageUnavailable` (`cachedForKysely`).
+ */
 export function createSqliteKysely(database: SqliteDatabase): Kysely<any> {
-  return new Kysely({ dialect: new SqliteDialect({ database: guardedForKysely(database) }) })
+  return new Kysely({ dialect: new SqliteDialect({ database: cachedForKysely(database) }) })
 }
 
 /** Where expensive list reads go instead of the event loop. */

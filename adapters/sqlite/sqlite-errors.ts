@@ -1,6 +1,4 @@
-import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement as KyselySqliteStatement } from 'kysely'
 import { StorageUnavailable } from '../../src/ports/errors.js'
-import type { SqliteDatabase } from './sqlite-database.js'
 
 /**
  * SQLite's "cannot answer now": the file is locked by another connection past the busy
@@ -24,25 +22,5 @@ export function guardSqlite<T>(run: () => T): T {
     return run()
   } catch (error) {
     throw sqliteStorageError(error)
-  }
-}
-
-/**
- * The database as Kysely's SQLite dialect sees it, with busy and locked errors rethrown as
- * `StorageUnavailable`: the key store, module registry, idempotency store and writes all run
- * through Kysely, so one wrapper covers them (`BEGIN IMMEDIATE` past the busy timeout included).
- */
-export function guardedForKysely(database: SqliteDatabase): KyselySqliteDatabase {
-  return {
-    close: () => database.close(),
-    prepare(sql: string): KyselySqliteStatement {
-      const statement = guardSqlite(() => database.prepare(sql))
-      return {
-        reader: statement.reader,
-        all: (parameters) => guardSqlite(() => statement.all(parameters)),
-        run: (parameters) => guardSqlite(() => statement.run(parameters)),
-        iterate: (parameters) => guardSqlite(() => statement.iterate(parameters)),
-      }
-    },
   }
 }

@@ -10,7 +10,8 @@ import type * as Database from 'better-sqlite3'
 export const STATEMENT_CACHE_MAX = 256
 
 /**
- * A connection's prepared statements by SQL text; beyond `max`, the least recently used one is
+ * A connection's prepared statements by SQL text (or whatever `prepare` makes of one: the
+ * Kysely wrapper keeps its guarded statements); beyond `max`, the least recently used one is
  * dropped (better-sqlite3 finalizes it once it is collected) and prepared again if its text
  * comes back, at a fraction of a millisecond.
  *
@@ -18,12 +19,12 @@ export const STATEMENT_CACHE_MAX = 256
  * const statements = new StatementCache((sql) => database.prepare(sql))
  * const rows = statements.get('select * from wfa_todos where company_id = ?').all(1)
  */
-export class StatementCache {
-  readonly #statements = new Map<string, Database.Statement>()
-  readonly #prepare: (sql: string) => Database.Statement
+export class StatementCache<S = Database.Statement> {
+  readonly #statements = new Map<string, S>()
+  readonly #prepare: (sql: string) => S
   readonly #max: number
 
-  constructor(prepare: (sql: string) => Database.Statement, max = STATEMENT_CACHE_MAX) {
+  constructor(prepare: (sql: string) => S, max = STATEMENT_CACHE_MAX) {
     if (!Number.isInteger(max) || max < 1) throw new TypeError(`StatementCache: max must be a positive integer, got ${max}`)
     this.#prepare = prepare
     this.#max = max
@@ -35,7 +36,7 @@ export class StatementCache {
   }
 
   /** The statement of `sql`, prepared on first use (a preparing error is thrown, nothing kept). */
-  get(sql: string): Database.Statement {
+  get(sql: string): S {
     const known = this.#statements.get(sql)
     if (known !== undefined) {
       // Most recently used last: a Map iterates in insertion order.
