@@ -13,7 +13,15 @@
  * which SQLite must keep p99 commit→arrival under 100 ms (issue 25). What a steady phase leaves
  * pending is failed before the next phase, and each phase counts only its own events.
  *
- * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--backends sqlite,postgres] [--pg postgres://…]
+ * The drain is compared with plain POSTs at the same number in flight (issue 25, the fair
+ * comparison): a backlog to one endpoint, which its cap keeps at 4 in flight, against POSTs 4 at
+ * a time; and a backlog spread over `--endpoints` endpoints in `--companies` companies (each
+ * event goes to each endpoint of its company), few enough per endpoint and company that only the
+ * dispatcher's `concurrency` binds, against POSTs with that many in flight. A drain's rate runs
+ * from its first arrival to its last. The one-endpoint
+ * drain against the full concurrency (the figure before) is printed too.
+ *
+ * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…]
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -40,6 +48,9 @@ const { values } = parseArgs({
     'slow-rate': { type: 'string' },
     duration: { type: 'string' },
     backlog: { type: 'string' },
+    endpoints: { type: 'string' },
+    companies: { type: 'string' },
+    'baseline-s': { type: 'string' },
     backends: { type: 'string' },
     pg: { type: 'string' },
   },
@@ -51,8 +62,24 @@ const DURATION_S = Number(values.duration ?? 10)
 const BACKLOG = Number(values.backlog ?? 10_000)
 const BACKENDS = (values.backends ?? 'sqlite,postgres').split(',')
 const PG_ADMIN = values.pg ?? process.env.WORKFORCE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** Endpoints (and their companies) of the spread drain: each company gets ENDPOINTS / COMPANIES of them. */
+const ENDPOINTS = Number(values.endpoints ?? 32)
+const COMPANIES = Number(values.companies ?? 8)
+const BASELINE_S = Number(values['baseline-s'] ?? 5)
 const BATCH = 10
+/** The dispatcher's `concurrency` here (its default): attempts in flight in all. */
 const CONCURRENCY = 64
+/** The defaults of `endpointConcurrency` and `companyConcurrency` (src/options.ts), which the bench leaves alone. */
+const ENDPOINT_CAP = 4
+const COMPANY_CAP = 16
+const FIRST_SPREAD_COMPANY = 101
+if (!(BACKLOG >= 100 && BACKLOG <= 200_000) || !(BASELINE_S >= 1 && BASELINE_S <= 60)) throw new Error('--backlog 100..200000, --baseline-s 1..60')
+if (!(Number.isInteger(ENDPOINTS) && Number.isInteger(COMPANIES) && COMPANIES >= 1 && ENDPOINTS >= COMPANIES && ENDPOINTS <= 512 && ENDPOINTS % COMPANIES === 0)) {
+  throw new Error('--endpoints 1..512, a multiple of --companies')
+}
+if (ENDPOINTS * ENDPOINT_CAP < CONCURRENCY || COMPANIES * COMPANY_CAP < CONCURRENCY) {
+  console.error(`bench: warning: ${ENDPOINTS} endpoints in ${COMPANIES} companies cannot hold ${CONCURRENCY} in flight (caps ${ENDPOINT_CAP} per endpoint, ${COMPANY_CAP} per company): the spread drain is cap-bound`)
+}
 if (!(RATE >= 10 && RATE <= 20_000) || !(DURATION_S >= 1 && DURATION_S <= 120)) throw new Error('--rate 10..20000, --duration 1..120')
 if (!(SLOW_RATE === 0 || (SLOW_RATE >= 10 && SLOW_RATE <= 20_000))) throw new Error('--slow-rate 0 or 10..20000')
 
@@ -60,35 +87,46 @@ const COMPANY: CompanyRecord = { id: 1, name: 'Bench', timezone: 'Europe/Berlin'
 
 interface Receiver {
   url: string
+  /** When each `webhook-id` last arrived, at any path. */
   arrivals: Map<string, number>
+  /** When each delivery arrived, keyed `<path> <webhook-id>`: the spread drain's endpoints share event ids. */
+  deliveries: Map<string, number>
   server: Server
 }
 
 async function startReceiver(): Promise<Receiver> {
   const arrivals = new Map<string, number>()
+  const deliveries = new Map<string, number>()
   const server = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
       const id = req.headers['webhook-id']
-      if (typeof id === 'string') arrivals.set(id, performance.now())
+      if (typeof id === 'string') {
+        const now = performance.now()
+        arrivals.set(id, now)
+        deliveries.set(`${req.url} ${id}`, now)
+      }
       res.writeHead(204).end()
     })
   })
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, arrivals, server }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, arrivals, deliveries, server }
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 
-/** Plain undici POSTs of a delivery-sized body with CONCURRENCY in flight for `seconds`: the HTTP ceiling. */
-async function baseline(receiver: Receiver, seconds: number): Promise<number> {
-  const agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 })
+/**
+ * Plain undici POSTs of a delivery-sized body, `inFlight` at a time for `seconds`, over at most 32
+ * connections (the dispatcher's transport's `connectionsPerOrigin`): what the HTTP path alone allows.
+ */
+async function baseline(receiver: Receiver, seconds: number, inFlight: number): Promise<number> {
+  const agent = new Agent({ connections: Math.min(32, inFlight), keepAliveTimeout: 30_000 })
   const body = JSON.stringify({ id: 'evt_x', type: 'company.updated', created_at: new Date().toISOString(), company_id: 1, data: COMPANY })
   let sent = 0
   const end = performance.now() + seconds * 1000
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: inFlight }, async () => {
       while (performance.now() < end) {
         const res = await request(receiver.url, { method: 'POST', body, dispatcher: agent, headers: { 'content-type': 'application/json', 'webhook-id': `base_${sent}` } })
         await res.body.dump()
@@ -146,7 +184,14 @@ interface Result {
   leftOver: number
   drained: number
   drainPerS: number
+  /** Plain POSTs, ENDPOINT_CAP in flight: the one-endpoint drain's fair baseline. */
+  baselineCapPerS: number
+  /** Plain POSTs, CONCURRENCY in flight: the spread drain's fair baseline (and the one-endpoint's before). */
   baselinePerS: number
+  spreadDrained: number
+  /** Deliveries the spread backlog made: BACKLOG rounded up to whole events. */
+  spreadExpected: number
+  spreadDrainPerS: number
 }
 
 /** The app with the plugin over `adapter`, its dispatcher on or off. */
@@ -161,8 +206,11 @@ async function appOver(adapter: ReferenceAdapterPorts, secretKey: string, dispat
   return app
 }
 
-const inputs = (from: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ type: 'company.updated' as const, companyId: 1, record: { ...COMPANY, name: `Bench ${from + i}` } }))
+const inputs = (from: number, count: number, companyOf: (i: number) => number = () => 1) =>
+  Array.from({ length: count }, (_, i) => {
+    const companyId = companyOf(from + i)
+    return { type: 'company.updated' as const, companyId, record: { ...COMPANY, id: companyId, name: `Bench ${from + i}` } }
+  })
 
 type Transact = <T>(work: (trx: Kysely<any>) => Promise<T>) => Promise<T>
 
@@ -200,6 +248,13 @@ async function steady(app: FastifyInstance, adapter: Opened['adapter'], transact
   return { rate, published, delivered, deliveriesPerS: delivered / ((end - start) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), pendingSamples }
 }
 
+/**
+ * From the first arrival to the last (s): a drain's rate is (arrivals − 1) / this, which leaves
+ * out the app's start (plugin registration, the first claim), a fixed cost that is no part of a
+ * delivery's.
+ */
+const spanS = (arrivals: number[]) => (Math.max(...arrivals) - Math.min(...arrivals)) / 1000
+
 /** Fails what a phase left pending, so the next phase measures only its own deliveries. @returns how many. */
 async function failLeftOvers(adapter: Opened['adapter']): Promise<number> {
   const left = await sql<{ n: number }>`select count(*) as n from wfa_webhook_deliveries where status = 'pending'`.execute(adapter.db)
@@ -236,21 +291,60 @@ async function run(backend: string): Promise<Result> {
     for (const id of ids) backlog.add(id)
   }
   await publisher.close()
-  const drainStart = performance.now()
   const drainer = await appOver(adapter, secretKey, true)
   const drainDeadline = performance.now() + 120_000
   while (receiver.arrivals.size < BACKLOG && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
   const drainedIds = [...receiver.arrivals.keys()].filter((id) => backlog.has(id))
   const drained = drainedIds.length
-  const drainS = (Math.max(...drainedIds.map((id) => receiver.arrivals.get(id) ?? 0)) - drainStart) / 1000
+  const drainS = spanS(drainedIds.map((id) => receiver.arrivals.get(id) ?? 0))
   await drainer.close()
   console.error(`bench: ${backend}: backlog of ${BACKLOG} drained: ${drained} in ${drainS.toFixed(1)} s`)
+  const baselineCapPerS = await baseline(receiver, BASELINE_S, ENDPOINT_CAP)
 
-  const baselinePerS = await baseline(receiver, 5)
+  // Phase 3: a backlog of BACKLOG deliveries spread over ENDPOINTS endpoints in COMPANIES companies
+  // (other than company 1), so that only the dispatcher's concurrency binds.
+  const perCompany = ENDPOINTS / COMPANIES
+  const spreadPublisher = await appOver(adapter, secretKey, false)
+  for (let c = 0; c < COMPANIES; c += 1) {
+    for (let e = 0; e < perCompany; e += 1) {
+      await spreadPublisher.workforceApi.webhooks.create({ companyId: FIRST_SPREAD_COMPANY + c, url: `${receiver.url}/${c}/${e}`, events: ['*'] })
+    }
+  }
+  const events = Math.ceil(BACKLOG / perCompany)
+  const expected = new Set<string>()
+  for (let from = 0; from < events; from += 500) {
+    const ids = await transact((trx) => spreadPublisher.workforceApi.events.publish(trx, inputs(from, Math.min(500, events - from), (i) => FIRST_SPREAD_COMPANY + (i % COMPANIES))))
+    ids.forEach((id, i) => {
+      const company = (from + i) % COMPANIES
+      for (let e = 0; e < perCompany; e += 1) expected.add(`/hooks/${company}/${e} ${id}`)
+    })
+  }
+  await spreadPublisher.close()
+  receiver.deliveries.clear()
+  const spreadDrainer = await appOver(adapter, secretKey, true)
+  const spreadDeadline = performance.now() + 120_000
+  while (receiver.deliveries.size < expected.size && performance.now() < spreadDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  const spreadArrivals = [...receiver.deliveries].filter(([key]) => expected.has(key)).map(([, at]) => at)
+  const spreadS = spanS(spreadArrivals)
+  await spreadDrainer.close()
+  console.error(`bench: ${backend}: backlog of ${expected.size} over ${ENDPOINTS} endpoints in ${COMPANIES} companies drained: ${spreadArrivals.length} in ${spreadS.toFixed(1)} s`)
+  const baselinePerS = await baseline(receiver, BASELINE_S, CONCURRENCY)
   await opened.close()
   receiver.server.closeAllConnections()
   receiver.server.close()
-  return { backend, steady: fast, slow, leftOver, drained, drainPerS: drained / drainS, baselinePerS }
+  return {
+    backend,
+    steady: fast,
+    slow,
+    leftOver,
+    drained,
+    drainPerS: (drained - 1) / drainS,
+    baselineCapPerS,
+    baselinePerS,
+    spreadDrained: spreadArrivals.length,
+    spreadExpected: expected.size,
+    spreadDrainPerS: (spreadArrivals.length - 1) / spreadS,
+  }
 }
 
 const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`
@@ -258,16 +352,23 @@ console.error(`bench: ${machine}; ${RATE} events/s for ${DURATION_S} s, ${BATCH}
 const results: Result[] = []
 for (const backend of BACKENDS) results.push(await run(backend))
 const ms = (value: number) => `${value.toFixed(1)} ms`
+const perS = (value: number) => Math.round(value).toLocaleString('en')
+const ratio = (drain: number, plain: number) => `${((100 * drain) / plain).toFixed(1)} %`
 console.log(
-  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction; phase 2: a backlog of ${BACKLOG}; ${CONCURRENCY} attempts in flight; one endpoint (default caps: 4 in flight)\n`,
+  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction, one endpoint (default caps: ${ENDPOINT_CAP} in flight); phase 2: a backlog of ${BACKLOG} to that endpoint; phase 3: a backlog of ${BACKLOG} deliveries over ${ENDPOINTS} endpoints in ${COMPANIES} companies; dispatcher concurrency ${CONCURRENCY}; plain POSTs for ${BASELINE_S} s each\n`,
 )
-console.log(`| backend | steady ${RATE}/s: delivered / published | p50 commit→arrival | p99 | pending, sampled each second |${SLOW_RATE > 0 ? ` ${SLOW_RATE}/s: delivered, p50, p99 |` : ''} backlog drain deliveries/s | HTTP baseline req/s | drain / baseline |`)
-console.log(`|---|---:|---:|---:|---|${SLOW_RATE > 0 ? '---:|' : ''}---:|---:|---:|`)
+console.log(`| backend | steady ${RATE}/s: delivered / published | p50 commit→arrival | p99 | pending, sampled each second |${SLOW_RATE > 0 ? ` ${SLOW_RATE}/s: delivered, p50, p99 |` : ''}`)
+console.log(`|---|---:|---:|---:|---|${SLOW_RATE > 0 ? '---:|' : ''}`)
 for (const r of results) {
   const slow = r.slow === undefined ? '' : ` ${r.slow.delivered} / ${r.slow.published}, ${ms(r.slow.p50)}, ${ms(r.slow.p99)} |`
-  console.log(
-    `| ${r.backend} | ${r.steady.delivered} / ${r.steady.published} | ${ms(r.steady.p50)} | ${ms(r.steady.p99)} | ${r.steady.pendingSamples.join(', ')} |${slow} ${Math.round(r.drainPerS).toLocaleString('en')} (${r.drained} / ${BACKLOG}) | ${Math.round(r.baselinePerS).toLocaleString('en')} | ${((100 * r.drainPerS) / r.baselinePerS).toFixed(1)} % |`,
-  )
+  console.log(`| ${r.backend} | ${r.steady.delivered} / ${r.steady.published} | ${ms(r.steady.p50)} | ${ms(r.steady.p99)} | ${r.steady.pendingSamples.join(', ')} |${slow}`)
+}
+console.log(`\n| backend | backlog | in flight | drain deliveries/s | plain POSTs/s, same in flight | drain / plain |`)
+console.log(`|---|---|---:|---:|---:|---:|`)
+for (const r of results) {
+  console.log(`| ${r.backend} | one endpoint (${r.drained} / ${BACKLOG}) | ${ENDPOINT_CAP} | ${perS(r.drainPerS)} | ${perS(r.baselineCapPerS)} | **${ratio(r.drainPerS, r.baselineCapPerS)}** |`)
+  console.log(`| ${r.backend} | ${ENDPOINTS} endpoints in ${COMPANIES} companies (${r.spreadDrained} / ${r.spreadExpected}) | ${CONCURRENCY} | ${perS(r.spreadDrainPerS)} | ${perS(r.baselinePerS)} | **${ratio(r.spreadDrainPerS, r.baselinePerS)}** |`)
+  console.log(`| ${r.backend} | one endpoint, against the full concurrency (the figure before) | ${ENDPOINT_CAP} vs ${CONCURRENCY} | ${perS(r.drainPerS)} | ${perS(r.baselinePerS)} | ${ratio(r.drainPerS, r.baselinePerS)} |`)
 }
 if (results.some((r) => r.leftOver > 0)) console.log(`\nleft pending by the steady phases (failed before the drain): ${results.map((r) => `${r.backend} ${r.leftOver}`).join(', ')}`)
-if (results.some((r) => r.steady.delivered < r.steady.published || (r.slow !== undefined && r.slow.delivered < r.slow.published) || r.drained < BACKLOG)) process.exitCode = 1
+if (results.some((r) => r.steady.delivered < r.steady.published || (r.slow !== undefined && r.slow.delivered < r.slow.published) || r.drained < BACKLOG || r.spreadDrained < r.spreadExpected)) process.exitCode = 1

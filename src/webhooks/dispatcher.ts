@@ -89,9 +89,10 @@ const USER_AGENT = 'fastify-workforce-api-webhooks/1'
  */
 const FREED_CLAIM_INTERVAL_MS = 50
 /**
- * How long a claim for a freed place waits for the other attempts to the same endpoint still
- * awaiting their answer (ms): attempts that went out together then come back in one turn (one
- * transaction records them, one claim replaces them) instead of one turn each.
+ * How long a claim for a freed place waits for the other attempts to the same endpoint (or,
+ * for a place under this dispatcher's own cap, any attempt) still awaiting their answer (ms):
+ * attempts that went out together then come back in one turn (one transaction records them,
+ * one claim replaces them) instead of one turn each.
  */
 const URGENT_COALESCE_MS = 2
 const MAX_ERROR_LENGTH = 500
@@ -343,7 +344,10 @@ export class WebhookDispatcher {
         let urgentWait = Number.POSITIVE_INFINITY
         if (this.#urgent.size > 0) {
           urgentWait = this.#urgentSince + URGENT_COALESCE_MS - now
-          for (const id of this.#urgent) if (id === '' || !this.#sendingTo.has(id)) urgentWait = 0
+          // An endpoint with no attempt still out has nothing more to wait for. A place under this
+          // dispatcher's own cap ('') waits the same short while: with every place taken, answers
+          // come back one after another, and claiming for each alone made one turn per delivery.
+          for (const id of this.#urgent) if (id !== '' && !this.#sendingTo.has(id)) urgentWait = 0
           // Announced with the record: the wake-up that follows is this dispatcher's turn to claim.
           if (urgentWait <= 0) return done(!this.#wakesOthers)
         }
