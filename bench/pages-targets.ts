@@ -39,7 +39,7 @@ export interface PagesTarget {
  * the default level to /dev/null. With `profile`, bench/profile-on-signal.mjs is preloaded: it
  * does nothing until SIGUSR2.
  */
-export async function startServe(options: { cli: string; db: string; profile?: string }): Promise<PagesTarget> {
+export async function startServe(options: { cli: string; db: string; profile?: string; flags?: readonly string[] }): Promise<PagesTarget> {
   const port = await freePort()
   const execArgv = options.profile === undefined ? [] : ['--import', PROFILE_PRELOAD]
   const env: NodeJS.ProcessEnv = {
@@ -49,7 +49,7 @@ export async function startServe(options: { cli: string; db: string; profile?: s
     ...(options.profile === undefined ? {} : { WFA_BENCH_PROFILE: options.profile }),
   }
   delete env.LOG_LEVEL
-  const child = spawn(process.execPath, [...execArgv, options.cli, 'serve', '--db', options.db, '--port', String(port), '--host', '127.0.0.1'], {
+  const child = spawn(process.execPath, [...execArgv, options.cli, 'serve', '--db', options.db, '--port', String(port), '--host', '127.0.0.1', ...(options.flags ?? [])], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'pipe'],

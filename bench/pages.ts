@@ -65,6 +65,8 @@ const PAGES_USAGE = `Usage: npx tsx bench/pages.ts [options]   (npm run bench --
   --profile-routes <l>  routes profiled, e.g. users,users/:id                     [users,users/:id]
   --profile-seconds <s> profiled seconds per route and path                       [5]
   --dist <dir>          the build to serve (copied at start)                       [dist]
+  --serve-flags <f>     more flags for serve, space-separated, as --serve-flags="--answer-cache 0" (kept answers off:
+                        every 200 runs its query, the 200 of an answer that changed) []
   --json <file>         also write every figure as JSON
   --report <file>       only print the tables of an earlier run's --json file
   --help`
@@ -83,6 +85,8 @@ interface Options {
   profileRoutes: string[]
   profileSeconds: number
   dist: string
+  /** Extra flags of `serve` (`--answer-cache 0`). */
+  serveFlags: string[]
   json: string | undefined
   report: string | undefined
   help: boolean
@@ -106,6 +110,7 @@ function parsePagesOptions(argv: string[]): Options {
       'profile-routes': { type: 'string', default: 'users,users/:id' },
       'profile-seconds': { type: 'string', default: '5' },
       dist: { type: 'string', default: join(ROOT, 'dist') },
+      'serve-flags': { type: 'string', default: '' },
       json: { type: 'string' },
       report: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -130,6 +135,7 @@ function parsePagesOptions(argv: string[]): Options {
     profileRoutes: list(values['profile-routes']),
     profileSeconds: integer('--profile-seconds', values['profile-seconds'], 1),
     dist: values.dist,
+    serveFlags: values['serve-flags'].split(' ').filter((flag) => flag !== ''),
     json: values.json,
     report: values.report,
     help: values.help,
@@ -243,7 +249,7 @@ async function runBackend(
 
   const targets: PagesTarget[] = []
   try {
-    const serve = await startServe({ cli: CLI, db, ...(options.profile ? { profile: join(work, `serve-${backend}.cpuprofile`) } : {}) })
+    const serve = await startServe({ cli: CLI, db, flags: options.serveFlags, ...(options.profile ? { profile: join(work, `serve-${backend}.cpuprofile`) } : {}) })
     targets.push(serve)
     const baseline = await startBaseline(db, options.profile ? join(work, `baseline-${backend}.cpuprofile`) : undefined)
     targets.push(baseline)
