@@ -182,6 +182,8 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     },
     hooksFor: (route) => {
       const check = perKeyCheck as NonNullable<typeof perKeyCheck>
+      // A conditional read's budget as read before it was answered; counted in `onSend` unless it is a 304.
+      const deferred = new WeakMap<FastifyRequest, CountedState>()
       const refuse = (reply: FastifyReply, state: CountedState) => {
         stampBudget(reply, state.max, 0, state.ttlInSeconds)
         reply.header('retry-after', String(state.ttlInSeconds))
@@ -197,7 +199,7 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
           const state = await check(request, { increment: false })
           if (state.isAllowed) return
           if (state.remaining === 0 && state.ttl > 0) throw refuse(reply, state)
-          request.workforceDeferredCharge = state
+          deferred.set(request, state)
           return
         }
         const state = await check(request)
@@ -207,9 +209,9 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
       }
       if (route.method !== 'GET') return { onRequest }
       const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-        const read = request.workforceDeferredCharge
-        if (read === undefined || read.isAllowed) return payload
-        request.workforceDeferredCharge = undefined
+        const read = deferred.get(request)
+        if (read === undefined) return payload
+        deferred.delete(request)
         if (reply.statusCode === 304) {
           stampBudget(reply, read.max, read.remaining, read.ttlInSeconds)
           return payload
@@ -236,13 +238,6 @@ function stampBudget(reply: FastifyReply, max: number, remaining: number, resetS
   reply.header('x-ratelimit-limit', max)
   reply.header('x-ratelimit-remaining', remaining)
   reply.header('x-ratelimit-reset', resetSeconds)
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** A conditional read's budget as read before it was answered; counted in `onSend` unless it is a 304. */
-    workforceDeferredCharge?: CountedState
-  }
 }
 
 /** The plugin's `rateLimit` option (`false` turns both limits off). */

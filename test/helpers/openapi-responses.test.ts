@@ -14,6 +14,8 @@ import { takeResponseProblems } from './response-problems.js'
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 const RATE_LIMIT = { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '599', 'x-ratelimit-reset': '60' }
+/** Every read's 200 and 304 carry the answer's tag (issue 25). */
+const ETAG = { etag: '"q1XhZr6vNw3kTtYb0mJc8A"' }
 const COMPANY = { id: 1, name: 'Rossi', timezone: 'Europe/Rome', country: 'IT', created_at: '2025-10-07T08:01:00.000Z', updated_at: '2025-10-08T08:01:00.000Z' }
 const envelope = (code: string, status: number) => JSON.stringify({ error: { code, message: 'm', status } })
 
@@ -21,7 +23,7 @@ const company = (overrides: Partial<Exchange> = {}): Exchange => ({
   method: 'GET',
   url: '/api/public/v1/company',
   status: 200,
-  headers: { ...JSON_TYPE, ...RATE_LIMIT },
+  headers: { ...JSON_TYPE, ...RATE_LIMIT, ...ETAG },
   body: JSON.stringify({ data: COMPANY }),
   ...overrides,
 })
@@ -29,6 +31,10 @@ const company = (overrides: Partial<Exchange> = {}): Exchange => ({
 describe('checkResponse', () => {
   it('accepts a response as documented', () => {
     expect(checkResponse(company())).toEqual([])
+  })
+
+  it('reports a read answered without its ETag', () => {
+    expect(checkResponse(company({ headers: { ...JSON_TYPE, ...RATE_LIMIT } }))).toEqual([expect.stringContaining('required header ETag is missing')])
   })
 
   it('accepts every example the document gives for its own operations', () => {
@@ -39,7 +45,7 @@ describe('checkResponse', () => {
         for (const [status, response] of Object.entries(operation.responses)) {
           const example = response.content?.['application/json']?.example
           if (example === undefined) continue
-          const headers = { ...JSON_TYPE, ...RATE_LIMIT, ...(status === '201' ? { location: '/api/public/v1/x/1' } : {}) }
+          const headers = { ...JSON_TYPE, ...RATE_LIMIT, ...(status === '201' ? { location: '/api/public/v1/x/1' } : {}), ...(method === 'get' && status === '200' ? ETAG : {}) }
           expect(checkResponse({ method, path, status: Number(status), headers, body: JSON.stringify(example) })).toEqual([])
           checked++
         }
@@ -86,14 +92,14 @@ describe('checkResponse', () => {
 
   it('reports an empty body, and a content type the document does not name', () => {
     expect(checkResponse(company({ body: '' }))).toEqual([expect.stringContaining('the body is empty')])
-    expect(checkResponse(company({ headers: { ...RATE_LIMIT, 'content-type': 'text/plain' } }))).toEqual([
+    expect(checkResponse(company({ headers: { ...RATE_LIMIT, ...ETAG, 'content-type': 'text/plain' } }))).toEqual([
       expect.stringContaining('content type text/plain is not documented'),
     ])
   })
 
   it('reports a header of the wrong type, and never reads 1.5 or 12abc as an integer', () => {
     for (const value of ['many', '1.5', '12abc', '-1']) {
-      const problems = checkResponse(company({ headers: { ...JSON_TYPE, ...RATE_LIMIT, 'x-ratelimit-remaining': value } }))
+      const problems = checkResponse(company({ headers: { ...JSON_TYPE, ...RATE_LIMIT, ...ETAG, 'x-ratelimit-remaining': value } }))
       expect(problems, value).toEqual([expect.stringContaining(`header X-RateLimit-Remaining: "${value}"`)])
     }
     const replay = { method: 'POST', path: '/v1/todos', status: 201, headers: { ...JSON_TYPE, location: '/x', 'idempotent-replay': 'yes' }, body: '{}' }

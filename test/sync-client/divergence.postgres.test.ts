@@ -87,7 +87,12 @@ describePostgres('divergence on Postgres, two app instances: a copy kept from th
       const run = await runDivergence({ seed, instances, keys, client, driver: { concurrency: 5, maxHoldMs: 120 } })
       expect(run.passes).toBeGreaterThanOrEqual(4)
       expect(run.driver.held).toBeGreaterThan(0)
-      expect(Math.min(...deployment.answered)).toBeGreaterThan(100)
+      // Both instances served the run, each a real share of it. An absolute count per instance
+      // (> 100) measured the machine's speed, not the spread: on a loaded machine 67–96 were seen,
+      // with and without the client's conditional requests, while each instance still took half.
+      const total = deployment.answered.reduce((sum, count) => sum + count, 0)
+      expect(total).toBeGreaterThan(100)
+      expect(Math.min(...deployment.answered) / total, JSON.stringify(deployment.answered)).toBeGreaterThan(0.3)
       expect(run.differences, `seed ${seed}: ${JSON.stringify(run.driver)}`).toEqual([])
     } finally {
       await client.close?.()
