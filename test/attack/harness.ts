@@ -151,7 +151,8 @@ export function headerProblem(request: RawRequest, response: RawResponse): strin
 
 /**
  * What every response of the API must be, whatever was sent: no 5xx, answered within 2 s,
- * and any non-2xx body exactly `{"error":{code,message,status[,details]}}`
+ * a 304 only to a conditional read (no body, its `ETag`), and any other non-2xx body exactly
+ * `{"error":{code,message,status[,details]}}`
  * with `status` the HTTP status and the code docs/decisions.md names for it. Returns the parsed
  * body (undefined for HEAD and empty bodies).
  */
@@ -164,6 +165,14 @@ export function checkResponse(request: RawRequest, response: RawResponse): unkno
   if (response.elapsedMs > MAX_RESPONSE_MS) fail(`answered after ${response.elapsedMs.toFixed(0)} ms (limit ${MAX_RESPONSE_MS} ms)`)
   if (request.method === 'HEAD') {
     if (response.body !== '') fail('a HEAD response with a body')
+    return undefined
+  }
+  if (response.status === 304) {
+    // Issue 25: a read asked with If-None-Match naming its current tag; no body, and the tag.
+    const conditional = Object.keys(request.headers ?? {}).some((name) => name.toLowerCase() === 'if-none-match')
+    if (request.method !== 'GET' || !conditional) fail('a 304 to a request that was not a conditional read')
+    if (response.body !== '') fail('a 304 with a body')
+    if (typeof response.headers.etag !== 'string') fail('a 304 without its ETag')
     return undefined
   }
   if (!/^application\/json(;|$)/.test(String(response.headers['content-type']))) fail('a body that is not declared JSON')
