@@ -1447,7 +1447,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "rate_limited",
-                 *         "message": "Rate limit of 600 requests per 60 s exceeded for this API key; retry after 12 seconds",
+                 *         "message": "Rate limit of 600 requests per 60 s exceeded for this API key; retry after 12 s",
                  *         "status": 429
                  *       }
                  *     }

@@ -1,5 +1,4 @@
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
-import { format as formatDuration } from '@lukeed/ms'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
@@ -188,7 +187,7 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
         stampBudget(reply, state.max, 0, state.ttlInSeconds)
         reply.header('retry-after', String(state.ttlInSeconds))
         return new RateLimitedError(
-          `Rate limit of ${state.max} requests per ${settings.timeWindowMs / 1000} s exceeded for this API key; retry after ${formatDuration(state.ttlInSeconds * 1000, true)}`,
+          `Rate limit of ${state.max} requests per ${settings.timeWindowMs / 1000} s exceeded for this API key; retry after ${state.ttlInSeconds} s`,
         )
       }
       const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {

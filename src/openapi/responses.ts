@@ -143,7 +143,7 @@ const ERROR_PROSE: Record<number, ErrorProse> = {
     name: 'RateLimited',
     description:
       "This API key spent its request budget for the window, or the request failed authentication from an address that made too many failed authentications (a valid key is still served from it). Wait `Retry-After` seconds.",
-    example: 'Rate limit of 600 requests per 60 s exceeded for this API key; retry after 12 seconds',
+    example: 'Rate limit of 600 requests per 60 s exceeded for this API key; retry after 12 s',
   },
   500: {
     name: 'InternalError',

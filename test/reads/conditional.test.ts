@@ -110,6 +110,10 @@ describe.each(WRITE_ADAPTERS)('conditional reads ($name)', (adapter) => {
     const refused = await conditionalGet(t, '/v1/users', key, tagOf(first))
     expect(refused.statusCode).toBe(429)
     expect(refused.headers['retry-after']).toBeDefined()
+    // Worded as every refusal of the API is: whole seconds.
+    expect((refused.json() as { error: { message: string } }).error.message).toBe(
+      `Rate limit of 5 requests per 60 s exceeded for this API key; retry after ${refused.headers['retry-after']} s`,
+    )
     expect(remaining(refused)).toBe(0)
   })
 
