@@ -1,6 +1,7 @@
 import { CONTRACT_RESOURCES } from './api/index.js'
 import { ResourceCatalogue } from './api/catalogue.js'
 import type { AnyResourceDeclaration } from './api/resource.js'
+import { closestName } from './closest-name.js'
 import { OPTION_ERROR_CODES, WorkforceOptionError } from './errors.js'
 import type { Clock } from './ports/clock.js'
 import type { WorkforcePorts } from './ports/index.js'
@@ -252,27 +253,6 @@ export function refuseUnknown(value: object, known: readonly string[], prefix: s
   }
 }
 
-/** The known name within an edit distance of 2 (a typo), if any. */
-function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined
-  for (const candidate of known) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase())
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: candidate, distance }
-  }
-  return best?.name
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j += 1) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length] as number
-}
 
 /**
  * Checks options at registration so a wiring mistake fails `app.ready()` with a message

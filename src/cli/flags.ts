@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { closestName } from '../closest-name.js'
 import { CliError } from './open-adapter.js'
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean' }>
@@ -16,8 +17,27 @@ export function parseFlags<T extends FlagSpec>(args: string[], spec: T, usage: s
   try {
     return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values as ParsedFlags<T>
   } catch (error) {
+    const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined
+    if (unknown !== undefined) {
+      // In our words, with the flag it most likely meant (a typo: `--compnay`).
+      const closest = closestName(unknown.replace(/^-+/, ''), Object.keys(spec))
+      throw new CliError(`unknown flag ${unknown}${closest === undefined ? '' : ` (did you mean --${closest}?)`}\n${usage}`, 2)
+    }
     throw new CliError(`${(error as Error).message}\n${usage}`, 2)
   }
+}
+
+/**
+ * The refusal of a command line whose action is missing or unknown: the actions are the
+ * command's help topics (`"keys create"` …), and a typo gets the closest one.
+ */
+export function actionError(command: string, action: string | undefined, topics: Readonly<Record<string, unknown>>, usage: string): CliError {
+  const actions = Object.keys(topics)
+    .filter((topic) => topic.startsWith(`${command} `))
+    .map((topic) => topic.slice(command.length + 1))
+  if (action === undefined || action.startsWith('-')) return new CliError(`${command} needs an action: ${actions.join(', ')}\n${usage}`, 2)
+  const closest = closestName(action, actions)
+  return new CliError(`unknown ${command} action "${action}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}\n${usage}`, 2)
 }
 
 export function required(value: string | undefined, flag: string, usage: string): string {

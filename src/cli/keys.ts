@@ -3,7 +3,7 @@ import { systemClock } from '../ports/clock.js'
 import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.js'
 import { ALL_SCOPES } from '../scopes.js'
 import { parseInstant } from '../time/calendar.js'
-import { booleanFlag, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
+import { actionError, booleanFlag, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { DB_EXISTING_FLAG, jsonLastLineFlag, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, withAdapter } from './open-adapter.js'
 import type { CliOutput } from './output.js'
@@ -90,7 +90,7 @@ export async function keys(args: string[], out: CliOutput): Promise<void> {
     },
     usage,
   )
-  if (topic === 'keys') throw new CliError(`unknown keys action "${action ?? ''}"\n${usage}`, 2)
+  if (topic === 'keys') throw actionError('keys', action, KEYS_HELP, usage)
   const db = required(flags.db, 'db', usage)
   // Flags first, so a usage error never touches the database.
   const create = action === 'create' ? createInput(flags, usage) : undefined
@@ -174,7 +174,7 @@ function describeKey(info: ApiKeyInfo): string {
 export async function modules(args: string[], out: CliOutput): Promise<void> {
   const [action, ...rest] = args
   const usage = usageText('modules set', MODULES_SET_HELP)
-  if (action !== 'set') throw new CliError(`unknown modules action "${action ?? ''}"\n${usage}`, 2)
+  if (action !== 'set') throw actionError('modules', action, MODULES_HELP, usage)
   const flags = parseFlags(rest, { ...DB_FLAG, ...JSON_FLAG, company: { type: 'string' }, module: { type: 'string' }, active: { type: 'string' } }, usage)
   const db = required(flags.db, 'db', usage)
   const companyId = positiveInteger(required(flags.company, 'company', usage), 'company')

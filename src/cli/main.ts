@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { closestName } from '../closest-name.js'
 import { describeFailure, describeStack, exitCodeOf } from './failure.js'
 import { helpFor, isCommand, overview } from './help.js'
 import { keys, modules } from './keys.js'
@@ -39,7 +40,10 @@ async function main(args: string[]): Promise<void> {
   if (VERSION_FLAGS.includes(command)) return out.line(packageVersion())
   if (HELP_FLAGS.includes(command) || command === 'help') return out.line(helpFor(rest[0], rest[1]))
   const run = COMMANDS[command]
-  if (run === undefined || !isCommand(command)) throw new CliError(`unknown command "${command}"; run 'workforce-api --help' for the commands`, 2)
+  if (run === undefined || !isCommand(command)) {
+    const closest = closestName(command, Object.keys(COMMANDS))
+    throw new CliError(`unknown command "${command}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}; run 'workforce-api --help' for the commands`, 2)
+  }
   // Help wins over everything else on the line, as in git and npm: `keys create --db x --help` helps.
   if (rest.some((arg) => HELP_FLAGS.includes(arg))) {
     const action = rest[0] !== undefined && !rest[0].startsWith('-') ? rest[0] : undefined

@@ -4,7 +4,7 @@ import { ALL_EVENTS } from '../events/event-types.js'
 import { EVENT_TYPES } from '../api/index.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { MAX_REPLAY_BATCH, ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
-import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
+import { actionError, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { DB_EXISTING_FLAG, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, describeDb, withAdapter, type CliAdapter } from './open-adapter.js'
 import { noteTo, type CliOutput } from './output.js'
@@ -126,7 +126,7 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
     },
     usage,
   )
-  if (topic === 'webhooks') throw new CliError(`unknown webhooks action "${action ?? ''}"\n${usage}`, 2)
+  if (topic === 'webhooks') throw actionError('webhooks', action, WEBHOOKS_HELP, usage)
   const db = required(flags.db, 'db', usage)
   // Flags first, so a usage error never touches the database or the key file.
   const byCompany = action === 'create' || action === 'list'

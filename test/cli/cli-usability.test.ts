@@ -133,6 +133,23 @@ describe.concurrent('help', () => {
     expect(action.stderr).toContain('unknown keys action "frobnicate"')
     expect(action.stderr).toContain("run 'workforce-api keys --help' for more")
   })
+
+  it('a typo of a command, an action or a flag gets the one it most likely meant (issue 26); a missing action lists them', async () => {
+    expectOneLine(await cli('kyes'), 2, `unknown command "kyes" (did you mean "keys"?); run 'workforce-api --help'`)
+    const action = await cli('webhooks', 'lsit', '--db', 'x.db')
+    expect(action.code).toBe(2)
+    expect(action.stderr).toContain('unknown webhooks action "lsit" (did you mean "list"?)')
+    const flag = await cli('keys', 'list', '--db', 'x.db', '--compnay', '1')
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain('unknown flag --compnay (did you mean --company?)')
+    expect(flag.stderr).not.toContain('Unknown option')
+    const far = await cli('keys', 'list', '--db', 'x.db', '--zzzzzzzz')
+    expect(far.stderr).toContain('unknown flag --zzzzzzzz\n')
+    const bare = await cli('keys')
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toMatch(/^workforce-api: keys needs an action: create, list, disable, enable, revoke\n/)
+    expect(bare.stderr).not.toContain('""')
+  })
 })
 
 describe('--version', () => {

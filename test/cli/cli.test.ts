@@ -78,7 +78,7 @@ describe('workforce-api CLI', () => {
 
   it('rejects unknown flags, bad values and unknown scopes with a non-zero exit and a message', async () => {
     const cases: Array<[string[], string]> = [
-      [['keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--bogus'], "Unknown option '--bogus'"],
+      [['keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--bogus'], 'unknown flag --bogus'],
       [['keys', 'create', '--db', db, '--company', 'one', '--scopes', 'all'], '--company must be a positive integer'],
       [['keys', 'create', '--db', db, '--company', '1', '--scopes', 'users:reed'], 'Unknown scope "users:reed"'],
       [['keys', 'create', '--db', db, '--company', '1', '--scopes', 'all', '--expires-at', 'tomorrow'], '--expires-at must be an ISO 8601'],

@@ -158,7 +158,7 @@ describe('workforce-api webhooks', () => {
       [['webhooks', 'disable', '--db', db, '--id', 'key_1'], 2, 'is not a webhook endpoint id'],
       [['webhooks', 'enable', '--db', db, '--id', 'we_aaaaaaaaaaaaaaaaaaaaaaaa'], 1, 'No webhook endpoint with id we_aaaaaaaaaaaaaaaaaaaaaaaa'],
       [['webhooks', 'deliveries', '--db', db, '--id', 'we_aaaaaaaaaaaaaaaaaaaaaaaa', '--limit', '0'], 2, '--limit must be a positive integer'],
-      [['webhooks', 'list', '--db', db, '--company', '1', '--bogus'], 2, "Unknown option '--bogus'"],
+      [['webhooks', 'list', '--db', db, '--company', '1', '--bogus'], 2, 'unknown flag --bogus'],
       [['webhooks', 'frobnicate', '--db', db], 2, 'unknown webhooks action "frobnicate"'],
     ]
     for (const [args, code, message] of cases) {
