@@ -29,9 +29,9 @@ export class SerializedAnswer {
 }
 
 /**
- * The strong entity tag of `body`: 128 bits of its SHA-256, so the tag changes exactly when
- * the bytes do, and two instances that answer the same bytes give the same tag
- * (docs/decisions.md, "Conditional requests and kept answers").
+ * The strong entity tag of `body`: the first 132 bits of its SHA-256 (22 base64url characters),
+ * so the tag changes exactly when the bytes do, and two instances that answer the same bytes
+ * give the same tag (docs/decisions.md, "Conditional requests and kept answers").
  */
 export function entityTag(body: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
