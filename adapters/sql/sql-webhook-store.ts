@@ -439,18 +439,7 @@ export class SqlWebhookStore implements WebhookStore {
                 }
           const next = nextEndpointHealth(before, false, outcome.breaker, now)
           finished = next
-          if (row !== undefined && healthChanged(before, next.health)) {
-            await trx
-              .updateTable(ENDPOINTS)
-              .set({
-                failing_since: this.#instantOrNull(next.health.failing_since),
-                consecutive_failures: next.health.consecutive_failures,
-                paused_until: this.#instantOrNull(next.health.paused_until),
-                pause_ms: next.health.pause_ms,
-              })
-              .where('id', '=', endpointId)
-              .execute()
-          }
+          if (row !== undefined && healthChanged(before, next.health)) await this.#writeHealth(trx, endpointId, next.health)
         }
         const moved = await trx
           .updateTable(DELIVERIES)
@@ -623,17 +612,7 @@ export class SqlWebhookStore implements WebhookStore {
       )
       .execute()
     for (const [endpointId, health] of healths) {
-      if (!healthChanged(health.before, health.now)) continue
-      await trx
-        .updateTable(ENDPOINTS)
-        .set({
-          failing_since: this.#instantOrNull(health.now.failing_since),
-          consecutive_failures: health.now.consecutive_failures,
-          paused_until: this.#instantOrNull(health.now.paused_until),
-          pause_ms: health.now.pause_ms,
-        })
-        .where('id', '=', endpointId)
-        .execute()
+      if (healthChanged(health.before, health.now)) await this.#writeHealth(trx, endpointId, health.now)
     }
     return answers
   }
@@ -872,6 +851,20 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   /** Writes `audit`, if given, on the change's transaction `trx`: call it once the change has happened. */
+  /** Stores an endpoint's health as `finishAttempt` and `finishAttempts` computed it. */
+  async #writeHealth(trx: QueryDb, endpointId: string, health: EndpointHealth): Promise<void> {
+    await trx
+      .updateTable(ENDPOINTS)
+      .set({
+        failing_since: this.#instantOrNull(health.failing_since),
+        consecutive_failures: health.consecutive_failures,
+        paused_until: this.#instantOrNull(health.paused_until),
+        pause_ms: health.pause_ms,
+      })
+      .where('id', '=', endpointId)
+      .execute()
+  }
+
   async #audit(trx: QueryDb, audit: AuditEntry | undefined): Promise<void> {
     if (audit !== undefined) await insertAuditEntry(trx, this.codec, audit)
   }
