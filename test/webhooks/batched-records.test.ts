@@ -6,6 +6,7 @@ import type { CompanyRecord } from '../../src/ports/records.js'
 import type { WebhookOptions } from '../../src/options.js'
 import { recordingWebhookTransport } from '../../src/webhooks/recording-transport.js'
 import { buildWriteApp, FakeClock, WRITE_ADAPTERS, type WriteAdapterFactory, type WriteTestApp } from '../helpers/write-app.js'
+import { eventually } from '../helpers/eventually.js'
 
 const SECRET_KEY = randomBytes(32).toString('base64')
 const COMPANY: CompanyRecord = { id: 1, name: 'Acme', timezone: 'Europe/Berlin', country: 'DE', created_at: new Date(0), updated_at: new Date(0) }
@@ -66,16 +67,6 @@ describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (a
         : base.adapter.writes.transaction((tx) => app.workforceApi.events.publish(tx, inputs))
     }
     return { clock, endpoint, publish }
-  }
-
-  async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = await check()
-      if (value !== undefined && value !== false) return value
-      if (Date.now() > deadline) throw new Error('condition not met in time')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
   }
 
   it('attempts that end together are recorded together: one finishAttempts for the four', async () => {

@@ -9,6 +9,7 @@ import { endpointView, type WebhookEndpoint } from '../../src/webhooks/webhook-m
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
 import { buildWriteApp, FakeClock, WRITE_ADAPTERS, type WriteAdapterFactory, type WriteTestApp } from '../helpers/write-app.js'
 import { startReceiver, type Receiver } from './receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const SECRET_KEY = randomBytes(32).toString('base64')
 const SECOND = 1_000
@@ -75,17 +76,6 @@ describe.each(WRITE_ADAPTERS)('webhook delivery ($name)', (adapter: WriteAdapter
     }
     h = { t, clock, receiver, endpoint, secret, key: await t.keyFor(1), disabled, failing }
     return h
-  }
-
-  /** Resolves when `check` holds, polling every 10 ms for up to `timeoutMs`. */
-  async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = await check()
-      if (value !== undefined && value !== false) return value
-      if (Date.now() > deadline) throw new Error('condition not met in time')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
   }
 
   /** Waits until the endpoint's newest delivery has `count` attempts recorded (the clock may move only then). */
