@@ -9,7 +9,7 @@ import { mountRoute, type WriteContext } from './api/route-spec.js'
 import { KeyVerifier } from './auth/key-verifier.js'
 import { ModuleCache } from './auth/module-cache.js'
 import { corridorStages, registerCorridor, type RouteTableEntry } from './corridor/index.js'
-import { resolveRateLimits } from './corridor/rate-limit.js'
+import { DEFAULT_RATE_LIMIT_MAX, DEFAULT_RATE_LIMIT_WINDOW_MS, resolveRateLimits } from './corridor/rate-limit.js'
 import { UsageMeter } from './usage/usage-meter.js'
 import {
   IDEMPOTENCY_LEASE_MS,
@@ -55,6 +55,12 @@ export interface WorkforceApiDecorator {
   /** The ports and clock the plugin was registered with, for companion plugins (`workforceAdmin`). */
   ports: Readonly<WorkforcePorts>
   clock: Clock
+  /**
+   * What the host configured that its users may be told (the admin API's `GET /settings`): a
+   * key's default rate budget (`null` when `rateLimit: false`) and whether webhook
+   * destinations may be http and private addresses (`webhookOptions.allowPrivateDestinations`).
+   */
+  settings: Readonly<{ rateLimit: Readonly<{ max: number; timeWindowMs: number }> | null; allowPrivateDestinations: boolean }>
 }
 
 declare module 'fastify' {
@@ -150,6 +156,13 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
     routes: table,
     ports: portsOf(options),
     clock,
+    settings: {
+      rateLimit:
+        options.rateLimit === false
+          ? null
+          : { max: options.rateLimit?.max ?? DEFAULT_RATE_LIMIT_MAX, timeWindowMs: options.rateLimit?.timeWindow ?? DEFAULT_RATE_LIMIT_WINDOW_MS },
+      allowPrivateDestinations: options.webhookOptions?.allowPrivateDestinations ?? false,
+    },
   })
   await app.register(api, { ...options, verifier, moduleCache, clock, table, catalogue, prefix: options.prefix ?? '' })
 }

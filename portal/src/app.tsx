@@ -1,6 +1,6 @@
 import { useCallback, useMemo, useRef, useState } from 'preact/hooks'
 import { createAdminClient } from './api/admin-client'
-import type { Session } from './api/types'
+import type { Session, Settings } from './api/types'
 import { AuditScreen } from './audit/audit-screen'
 import { DeliveriesScreen } from './deliveries/deliveries-screen'
 import { KeysScreen } from './keys/keys-screen'
@@ -45,6 +45,7 @@ export function App({ apiBase, headers, headingLevel, onSignedOut }: AppProps) {
     [apiBase, headers],
   )
   const session = useResource(() => client.get<Session>('/session'), [client])
+  const settings = useResource(() => client.get<Settings>('/settings'), [client])
   const [tab, setTab] = useState<TabId>('keys')
   const [endpointId, setEndpointId] = useState<string | null>(null)
   const [status, setStatus] = useState('')
@@ -68,8 +69,9 @@ export function App({ apiBase, headers, headingLevel, onSignedOut }: AppProps) {
         setTab('deliveries')
       },
       headingLevel,
+      settings: settings.data,
     }),
-    [client, announce, headingLevel],
+    [client, announce, headingLevel, settings.data],
   )
 
   return (

@@ -62,10 +62,10 @@ describe('the admin OpenAPI document', () => {
     const operations = Object.entries(document.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(([path, ops]) =>
       Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
     )
-    for (const expected of ['POST /keys', 'POST /keys/{key_id}/rotate', 'DELETE /webhooks/endpoints/{id}', 'GET /webhooks/endpoints/{id}/deliveries', 'POST /webhooks/endpoints/{id}/replay', 'GET /audit', 'GET /usage']) {
+    for (const expected of ['POST /keys', 'POST /keys/{key_id}/rotate', 'DELETE /webhooks/endpoints/{id}', 'GET /webhooks/endpoints/{id}/deliveries', 'POST /webhooks/endpoints/{id}/replay', 'GET /audit', 'GET /usage', 'GET /settings']) {
       expect(operations).toContain(expected)
     }
-    expect(operations).toHaveLength(26)
+    expect(operations).toHaveLength(27)
     expect(document.paths['/keys'].post.responses['201']).toBeDefined()
     expect(document.paths['/keys'].post.responses['4XX']).toBeDefined()
   })

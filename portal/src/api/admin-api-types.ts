@@ -64,6 +64,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the host configured: the default rate limit of a key, and the webhook destinations allowed */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            rate_limit: {
+                                /** @description Requests per window for a key without its own `rate_limit`. */
+                                default_max: number;
+                                /** @description The length of the window, in milliseconds; a key’s own `rate_limit` counts in the same window. */
+                                window_ms: number;
+                            } | null;
+                            webhooks: {
+                                /** @description Endpoint URLs may be `http://` as well as `https://`: a development setting (`allowPrivateDestinations`). */
+                                http_allowed: boolean;
+                                /** @description Endpoints may be on loopback, private and link-local addresses (the same setting). */
+                                private_addresses_allowed: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description An error in the envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description An error in the envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scopes": {
         parameters: {
             query?: never;

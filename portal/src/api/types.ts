@@ -27,6 +27,9 @@ type Item<List> = List extends { data: Array<infer T> } ? T : never
 
 export type Session = Answer<'/session', 'get', 200>
 
+/** What the host configured: a key's default rate limit (null: off), which webhook URLs it accepts. */
+export type Settings = Answer<'/settings', 'get', 200>
+
 export type ScopeGroup = Item<Answer<'/scopes', 'get', 200>>
 
 export type Key = Item<Answer<'/keys', 'get', 200>>
@@ -77,7 +80,7 @@ export interface Page<T> {
 type Holds<T extends true> = T
 type Known<T> = [T] extends [never] ? false : true
 export type EnvelopeChecks = [
-  Holds<Known<Session> & Known<ScopeGroup> & Known<Key> & Known<Endpoint> & Known<Delivery> & Known<AuditEntry> & Known<UsageRow>>,
+  Holds<Known<Session> & Known<Settings> & Known<ScopeGroup> & Known<Key> & Known<Endpoint> & Known<Delivery> & Known<AuditEntry> & Known<UsageRow>>,
   Holds<Answer<'/keys', 'get', 200> extends List<Key> ? true : false>,
   Holds<Answer<'/webhooks/endpoints', 'get', 200> extends List<Endpoint> ? true : false>,
   Holds<Answer<'/webhooks/endpoints/{id}/deliveries', 'get', 200> extends Page<Delivery> ? true : false>,

@@ -1,7 +1,9 @@
 import type { AuditEntry, Page } from '../api/types'
+import { detailValue } from './detail-value'
 import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { ScreenHead } from '../ui/screen-head'
+import { TableWrap } from '../ui/table-wrap'
 import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useOlderPages } from '../ui/use-older-pages'
@@ -15,12 +17,6 @@ export function describeAction(action: string): string {
   const words = (text: string) => text.replaceAll('_', ' ')
   const subjectText = words(subject)
   return `${subjectText.charAt(0).toUpperCase()}${subjectText.slice(1)}: ${words(verb)}`
-}
-
-function detailValue(value: unknown): string {
-  if (Array.isArray(value)) return value.join(', ')
-  if (value !== null && typeof value === 'object') return JSON.stringify(value)
-  return String(value)
 }
 
 export function AuditScreen() {
@@ -41,7 +37,7 @@ export function AuditScreen() {
       {pages.items.length === 0 && !pages.loading && pages.error === undefined ? (
         <p class="empty">No changes recorded yet.</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap labelledBy="audit-title">
           <table class="table" aria-labelledby="audit-title" aria-busy={pages.loading}>
             <TableHead columns={['When', 'Who', 'Action', 'Target', 'IP address', 'Details']} />
             <tbody>
@@ -71,7 +67,7 @@ export function AuditScreen() {
                         {Object.entries(entry.details).map(([name, value]) => (
                           <div key={name}>
                             <dt>{name.replaceAll('_', ' ')}</dt>
-                            <dd>{detailValue(value)}</dd>
+                            <dd>{detailValue(name, value)}</dd>
                           </div>
                         ))}
                       </dl>
@@ -81,7 +77,7 @@ export function AuditScreen() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <ErrorNotice error={pages.error} />
       {pages.loading && <p class="muted">Loading the audit trail…</p>}

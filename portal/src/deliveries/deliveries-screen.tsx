@@ -6,6 +6,7 @@ import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { RowButton } from '../ui/row-button'
 import { ScreenHead } from '../ui/screen-head'
+import { TableWrap } from '../ui/table-wrap'
 import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
@@ -136,7 +137,7 @@ function DeliveryTable({ endpoint, status, eventType }: DeliveryTableProps) {
       {pages.items.length === 0 && !pages.loading && pages.error === undefined ? (
         <p class="empty">{status === '' && eventType === '' ? 'Nothing sent to this endpoint yet.' : 'No delivery matches these filters.'}</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap labelledBy="deliveries-title">
           <table class="table" aria-labelledby="deliveries-title" aria-busy={pages.loading}>
             <TableHead columns={['Event', 'Status', 'Attempts', 'Last response', 'Created', 'Next attempt']} actions />
             <tbody>
@@ -195,7 +196,7 @@ function DeliveryTable({ endpoint, status, eventType }: DeliveryTableProps) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <ErrorNotice error={pages.error} />
       {pages.loading && <p class="muted">Loading deliveries…</p>}

@@ -5,10 +5,11 @@ import { ErrorNotice, FieldError } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { useAction } from '../ui/use-action'
 import { useFieldProblems } from '../ui/use-field-problems'
+import { defaultLimitText, parseRateLimit, windowName } from './rate-limit'
 import { ScopePicker } from './scope-picker'
 
 /** The form's fields, as the API names them, with the labels its messages go after. */
-const FIELDS = { name: 'Name', scopes: 'Scopes', expires_at: 'Expiry' } as const
+const FIELDS = { name: 'Name', scopes: 'Scopes', expires_at: 'Expiry', rate_limit: 'Rate limit' } as const
 type Field = keyof typeof FIELDS
 
 interface CreateKeyFormProps {
@@ -28,27 +29,43 @@ function today(): string {
 }
 
 export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProps) {
-  const { client } = usePortal()
+  const { client, settings } = usePortal()
   const action = useAction()
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
   const [expires, setExpires] = useState('')
+  const [rateLimit, setRateLimit] = useState('')
   const form = useRef<HTMLFormElement>(null)
   const { problem, errorId, describedBy, accept } = useFieldProblems<Field>(action.error, FIELDS, 'key')
+
+  const windowLabel = settings?.rate_limit == null ? 'window' : windowName(settings.rate_limit.window_ms)
+  const fallback = defaultLimitText(settings)
+  const defaultHint =
+    settings?.rate_limit === null
+      ? `How many requests the key may make per window. ${fallback}`
+      : `How many requests the key may make per ${windowLabel}. Leave empty for the default${fallback === undefined ? '' : `: ${fallback}`}.`
 
   async function submit(event: Event) {
     event.preventDefault()
     if (action.pending) return
+    const limit = parseRateLimit(rateLimit)
     const found = {
       ...(name.trim() === '' ? { name: 'Give the key a name, e.g. the app or person that uses it.' } : {}),
       ...(scopes.length === 0 ? { scopes: 'Choose at least one scope, or all scopes.' } : {}),
+      ...('problem' in limit ? { rate_limit: limit.problem } : {}),
     }
     if (!accept(found)) {
       action.clear()
-      form.current?.querySelector<HTMLElement>(found.name === undefined ? '[data-testid="scope-all"]' : '#key-name')?.focus()
+      const first = found.name !== undefined ? '#key-name' : found.scopes !== undefined ? '[data-testid="scope-all"]' : '#key-rate-limit'
+      form.current?.querySelector<HTMLElement>(first)?.focus()
       return
     }
-    const body = { name: name.trim(), scopes, expires_at: expires === '' ? null : endOfLocalDay(expires) }
+    const body = {
+      name: name.trim(),
+      scopes,
+      expires_at: expires === '' ? null : endOfLocalDay(expires),
+      rate_limit: 'value' in limit ? limit.value : null,
+    }
     const created = await action.run(() => client.send<CreatedKey>('POST', '/keys', body))
     if (created !== undefined) onCreated(created)
   }
@@ -100,6 +117,28 @@ export function CreateKeyForm({ groups, onCreated, onCancel }: CreateKeyFormProp
           The key stops working at the end of that day. Leave empty for a key that does not expire.
         </p>
         <FieldError id="key-expires_at-error" message={problem('expires_at')} />
+      </div>
+      <div class="field">
+        <label class="label" for="key-rate-limit">
+          Rate limit <span class="optional">(requests per {windowLabel}, optional)</span>
+        </label>
+        <input
+          id="key-rate-limit"
+          class="input input-short"
+          type="text"
+          inputMode="numeric"
+          pattern="[0-9]*"
+          value={rateLimit}
+          onInput={(event) => setRateLimit(event.currentTarget.value)}
+          aria-invalid={problem('rate_limit') !== undefined}
+          aria-describedby={describedBy('key-rate-limit-hint', 'rate_limit')}
+          autocomplete="off"
+          data-testid="key-rate-limit"
+        />
+        <p class="hint" id="key-rate-limit-hint">
+          {defaultHint}
+        </p>
+        <FieldError id="key-rate_limit-error" message={problem('rate_limit')} />
       </div>
       <ErrorNotice error={action.error} shownFields={FIELDS} testId="create-key-error" />
       <div class="actions">

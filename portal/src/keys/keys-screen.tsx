@@ -6,12 +6,14 @@ import { OneTimeSecret } from '../ui/one-time-secret'
 import { RowButton } from '../ui/row-button'
 import { usePortal } from '../ui/portal-context'
 import { ScreenHead } from '../ui/screen-head'
+import { TableWrap } from '../ui/table-wrap'
 import { TableHead } from '../ui/table-head'
 import { Time } from '../ui/time'
 import { useAction } from '../ui/use-action'
 import { useResource } from '../ui/use-resource'
 import { CreateKeyForm } from './create-key-form'
-import { ALL_SCOPES } from './scope-picker'
+import { keyLimit } from './rate-limit'
+import { ScopeSummary } from './scope-summary'
 
 const STATE_TONES: Record<KeyState, Tone> = { active: 'success', disabled: 'neutral', revoked: 'danger', expired: 'warning' }
 
@@ -21,11 +23,12 @@ export function keyLabel(key: Pick<Key, 'key_id' | 'name'>): string {
 }
 
 export function KeysScreen() {
-  const { client, announce, confirm } = usePortal()
+  const { client, announce, confirm, settings } = usePortal()
   const keys = useResource(() => client.get<List<Key>>('/keys'), [client])
   const flow = useCreateFlow()
   const { creating, revealed } = flow
-  const scopes = useResource(() => (creating ? client.get<List<ScopeGroup>>('/scopes') : Promise.resolve(undefined)), [client, creating])
+  // The form's picker, and the table's summaries ("All scopes" for a key holding every scope by name).
+  const scopes = useResource(() => client.get<List<ScopeGroup>>('/scopes'), [client])
   const rowAction = useAction()
 
   function replaceKey(next: Key) {
@@ -34,7 +37,12 @@ export function KeysScreen() {
 
   function addKey(created: CreatedKey, title: string, hint: string) {
     keys.update((list) => ({ data: [...list.data, created.data] }))
-    flow.reveal({ title, value: created.key, hint })
+    flow.reveal({ title, value: created.key, hint, subject: created.data.key_id })
+  }
+
+  /** A key that can no longer be used (revoked) or is switched off takes its one-time plaintext with it. */
+  function forgetPlaintext(key: Key): string {
+    return flow.forget(key.key_id) ? ' Its plaintext is no longer shown.' : ''
   }
 
   async function setEnabled(key: Key, enable: boolean) {
@@ -42,7 +50,8 @@ export function KeysScreen() {
     const answer = await rowAction.run(() => client.send<{ data: Key }>('POST', `/keys/${key.key_id}/${enable ? 'enable' : 'disable'}`))
     if (answer === undefined) return
     replaceKey(answer.data)
-    announce(`${keyLabel(key)} ${enable ? 'enabled' : 'disabled'}.`)
+    const forgotten = enable ? '' : forgetPlaintext(key)
+    announce(`${keyLabel(key)} ${enable ? 'enabled' : 'disabled'}.${forgotten}`)
   }
 
   async function revoke(key: Key) {
@@ -57,7 +66,7 @@ export function KeysScreen() {
     const answer = await rowAction.run(() => client.send<{ data: Key }>('POST', `/keys/${key.key_id}/revoke`))
     if (answer === undefined) return
     replaceKey(answer.data)
-    announce(`${keyLabel(key)} revoked.`)
+    announce(`${keyLabel(key)} revoked.${forgetPlaintext(key)}`)
   }
 
   async function rotate(key: Key) {
@@ -115,9 +124,9 @@ export function KeysScreen() {
       ) : keys.data.data.length === 0 ? (
         <p class="empty">No API keys yet. Create one to connect another system.</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap labelledBy="keys-title">
           <table class="table" aria-labelledby="keys-title" aria-busy={keys.loading}>
-            <TableHead columns={['Name', 'Scopes', 'State', 'Expires', 'Created', 'Last used']} actions />
+            <TableHead columns={['Name', 'Scopes', 'Rate limit', 'State', 'Expires', 'Created', 'Last used']} actions />
             <tbody>
               {keys.data.data.map((key) => (
                 <tr key={key.key_id} data-testid={`key-row-${key.key_id}`}>
@@ -125,8 +134,11 @@ export function KeysScreen() {
                     <span class="strong">{keyLabel(key)}</span>
                     <span class="mono hint">{key.key_id}</span>
                   </th>
-                  <td>
-                    <ScopeList scopes={key.scopes} />
+                  <td class="scopes-cell" data-testid={`key-scopes-${key.key_id}`}>
+                    <ScopeSummary scopes={key.scopes} groups={scopes.data?.data} />
+                  </td>
+                  <td data-testid={`key-limit-${key.key_id}`}>
+                    <RateLimitCell rateLimit={key.rate_limit} />
                   </td>
                   <td>
                     <Badge tone={STATE_TONES[key.state]}>{key.state}</Badge>
@@ -158,21 +170,19 @@ export function KeysScreen() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   )
 }
 
-function ScopeList({ scopes }: { scopes: string[] }) {
-  if (scopes.includes(ALL_SCOPES)) return <span class="chip">all scopes</span>
+function RateLimitCell({ rateLimit }: { rateLimit: number | null }) {
+  const { settings } = usePortal()
+  const { value, note } = keyLimit(rateLimit, settings)
   return (
-    <ul class="chips" aria-label={`${scopes.length} scopes`}>
-      {scopes.map((scope) => (
-        <li class="chip" key={scope}>
-          {scope}
-        </li>
-      ))}
-    </ul>
+    <>
+      <span class={rateLimit === null ? 'muted nowrap' : 'nowrap'}>{value}</span>
+      {note !== undefined && <span class="hint">{note}</span>}
+    </>
   )
 }

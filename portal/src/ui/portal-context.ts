@@ -1,6 +1,7 @@
 import { createContext } from 'preact'
 import { useContext } from 'preact/hooks'
 import type { AdminClient } from '../api/admin-client'
+import type { Settings } from '../api/types'
 
 export interface ConfirmRequest {
   title: string
@@ -22,6 +23,8 @@ export interface Portal {
   showDeliveries: (endpointId: string) => void
   /** The level of the portal's own title (`heading-level`, default 2); screens' titles are one below. */
   headingLevel: number
+  /** `GET /settings` once it has loaded: what screens say about rate limits and webhook URLs. */
+  settings: Settings | undefined
 }
 
 export const PortalContext = createContext<Portal | null>(null)

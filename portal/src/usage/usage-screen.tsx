@@ -3,6 +3,7 @@ import { keyLabel } from '../keys/keys-screen'
 import { ErrorNotice } from '../ui/error-notice'
 import { usePortal } from '../ui/portal-context'
 import { ScreenHead } from '../ui/screen-head'
+import { TableWrap } from '../ui/table-wrap'
 import { Time } from '../ui/time'
 import { useResource } from '../ui/use-resource'
 import { USAGE_DAYS, summarizeUsage, type KeyUsage } from './usage-summary'
@@ -49,7 +50,7 @@ export function UsageScreen() {
       ) : rows.length === 0 ? (
         <p class="empty">No requests in the last {USAGE_DAYS} days.</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap labelledBy="usage-title">
           <table class="table" aria-labelledby="usage-title">
             <thead>
               <tr>
@@ -95,7 +96,7 @@ export function UsageScreen() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   )

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks'
-import type { EndpointWithSecret } from '../api/types'
+import type { EndpointWithSecret, Settings } from '../api/types'
 import { ErrorNotice, FieldError } from '../ui/error-notice'
 import { Heading } from '../ui/heading'
 import { usePortal } from '../ui/portal-context'
@@ -18,7 +18,8 @@ interface CreateEndpointFormProps {
 }
 
 export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEndpointFormProps) {
-  const { client } = usePortal()
+  const { client, settings } = usePortal()
+  const httpAllowed = settings?.webhooks.http_allowed === true
   const action = useAction()
   const [url, setUrl] = useState('')
   const [description, setDescription] = useState('')
@@ -30,7 +31,8 @@ export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEn
     event.preventDefault()
     if (action.pending) return
     const found: Partial<Record<Field, string>> = {}
-    if (!/^https?:\/\/\S+$/i.test(url.trim())) found.url = 'Enter the full address, starting with https://'
+    if (!/^https?:\/\/\S+$/i.test(url.trim())) found.url = `Enter the full address, starting with ${httpAllowed ? 'https:// or http://' : 'https://'}`
+    else if (!httpAllowed && settings !== undefined && /^http:/i.test(url.trim())) found.url = 'Use an https:// address: this server sends webhooks over https only.'
     if (events.length === 0) found.events = 'Choose at least one event type, or all events.'
     if (!accept(found)) {
       action.clear()
@@ -66,8 +68,8 @@ export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEn
           spellcheck={false}
           data-testid="endpoint-url"
         />
-        <p class="hint" id="endpoint-url-hint">
-          We send a signed POST request here for each event.
+        <p class="hint" id="endpoint-url-hint" data-testid="endpoint-url-hint">
+          We send a signed POST request here for each event. <UrlRule settings={settings} />
         </p>
         <FieldError id="endpoint-url-error" message={problem('url')} />
       </div>
@@ -104,4 +106,14 @@ export function CreateEndpointForm({ eventTypes, onCreated, onCancel }: CreateEn
       </div>
     </form>
   )
+}
+
+/** What the server accepts (`GET /settings`): https to public addresses, unless the host allows more. */
+function UrlRule({ settings }: { settings: Settings | undefined }) {
+  if (settings === undefined) return null
+  const { http_allowed: http, private_addresses_allowed: private_ } = settings.webhooks
+  if (http && private_) return <>It may be https:// or http://, and may be on a private or local network: this server allows that for development.</>
+  if (http) return <>It may be https:// or http://.</>
+  if (private_) return <>It must start with https://; private and local network addresses are allowed.</>
+  return <>It must start with https:// and be reachable from the internet (private and local network addresses are refused).</>
 }

@@ -52,7 +52,7 @@ export function WebhooksScreen() {
     const answer = await rowAction.run(() => client.send<EndpointWithSecret>('POST', `/webhooks/endpoints/${endpoint.id}/rotate-secret`))
     if (answer === undefined) return
     replaceEndpoint(answer.data)
-    flow.reveal({ title: 'New signing secret', value: answer.secret, hint: `The old secret keeps signing for 24 hours. ${SECRET_HINT}` })
+    flow.reveal({ title: 'New signing secret', value: answer.secret, hint: `The old secret keeps signing for 24 hours. ${SECRET_HINT}`, subject: endpoint.id })
     announce('Secret rotated. Copy the new secret now.')
   }
 
@@ -68,6 +68,8 @@ export function WebhooksScreen() {
     const answer = await rowAction.run(() => client.send<void>('DELETE', `/webhooks/endpoints/${endpoint.id}`).then(() => true))
     if (answer === undefined) return
     endpoints.update((list) => ({ data: list.data.filter((other) => other.id !== endpoint.id) }))
+    // A deleted endpoint's secret signs nothing any more.
+    flow.forget(endpoint.id)
     announce(`Endpoint ${endpoint.url} deleted.`)
   }
 
@@ -103,7 +105,7 @@ export function WebhooksScreen() {
               onCreated={(created) => {
                 flow.close()
                 endpoints.update((list) => ({ data: [...list.data, created.data] }))
-                flow.reveal({ title: 'Endpoint added: copy its signing secret', value: created.secret, hint: SECRET_HINT })
+                flow.reveal({ title: 'Endpoint added: copy its signing secret', value: created.secret, hint: SECRET_HINT, subject: created.data.id })
                 announce(`Endpoint ${created.data.url} added. Copy its signing secret now: it is shown only once.`)
               }}
               onCancel={flow.close}
