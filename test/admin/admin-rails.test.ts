@@ -34,7 +34,7 @@ describe('the admin corridor', () => {
       const routes = ADMIN_RESOURCES.flatMap((resource) => resource.routes(context).map((route) => `${route.method} ${route.url}`))
       expect(ADMIN_RESOURCES.map((resource) => resource.name)).toEqual(['meta', 'keys', 'endpoints', 'deliveries', 'usage', 'audit'])
       expect(new Set(routes).size).toBe(routes.length)
-      expect(routes).toHaveLength(26)
+      expect(routes).toHaveLength(27)
     } finally {
       await t.close()
     }
