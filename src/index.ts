@@ -35,6 +35,8 @@ export {
 export { READINESS_TIMEOUT_MS, workforceReadiness, type Readiness } from './server/health.js'
 export type { RateLimitOptions } from './corridor/rate-limit.js'
 export type { RouteTableEntry } from './corridor/index.js'
+export type { MetricsOption } from './metrics/request-metrics.js'
+export { METRIC_PREFIX, UNMATCHED_ROUTE, type DeliveryOutcome, type MetricsOptions, type PoolCounts, type ReadPoolCounts, type StorageErrorKind } from './metrics/workforce-metrics.js'
 export { LOG_REDACT_PATHS } from './logging.js'
 export { generateWebhookSecret, signWebhook, verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions } from './webhooks/signature.js'
 export { checkDestination, isPublicAddress, WebhookDestinationError, type DestinationPolicy } from './webhooks/destination.js'

@@ -8,6 +8,8 @@ import type { WorkforcePorts } from './ports/index.js'
 import type { RateLimitOptions } from './corridor/rate-limit.js'
 import type { ListConcurrencyOptions } from './api/company-read-limiter.js'
 import type { InviteSender } from './ports/invite-sender.js'
+import type { MetricsOption } from './metrics/request-metrics.js'
+import type { MetricsOptions } from './metrics/workforce-metrics.js'
 import type { WebhookTransport } from './ports/webhook-transport.js'
 import type { EndpointDisabledNotice, EndpointFailingNotice } from './webhooks/dispatcher.js'
 import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry.js'
@@ -75,6 +77,14 @@ export interface WorkforceApiOptions extends WorkforcePorts {
    * none (every read runs its query; tags and 304s work the same). Default 33,554,432 (32 MiB).
    */
   answerCacheBytes?: number
+  /**
+   * Prometheus metrics (prom-client): requests by route template, method and status with their
+   * duration, rate-limit store errors, storage errors, webhook outcomes, backlog and
+   * commit-to-delivery time, and the adapter's pool (`pool`, `readPool`) — on a registry of
+   * our own (`app.workforceApi.metricsRegistry`) or the host's (`registry`), never prom-client's
+   * global one implicitly. `true`: our own registry, defaults. Default: off (docs/deployment.md, "Metrics").
+   */
+  metrics?: MetricsOption
 }
 
 /** The `openapi` option's object form. */
@@ -188,6 +198,7 @@ const KNOWN_OPTIONS = {
   openapi: true,
   listConcurrency: true,
   answerCacheBytes: true,
+  metrics: true,
 } satisfies Record<keyof WorkforceApiOptions, true>
 
 /** Options of `app.register` that Fastify itself reads for every plugin. */
@@ -204,6 +215,7 @@ const KNOWN_NESTED: Record<string, readonly string[]> = {
   'rateLimit.failedAuth': ['max', 'timeWindow', 'lookups'],
   openapi: Object.keys({ referencePage: true, title: true, description: true } satisfies Record<keyof OpenApiOptions, true>),
   listConcurrency: Object.keys({ perCompany: true, queuePerCompany: true } satisfies Record<keyof ListConcurrencyOptions, true>),
+  metrics: Object.keys({ registry: true, processMetrics: true, pool: true, readPool: true } satisfies Record<keyof MetricsOptions, true>),
   webhookOptions: Object.keys({
     secretKey: true,
     allowPrivateDestinations: true,
@@ -301,6 +313,7 @@ export function checkOptions(options: Partial<WorkforceApiOptions>): ResourceCat
   checkRateLimit(options.rateLimit)
   checkOpenApi(options.openapi)
   checkListConcurrency(options.listConcurrency)
+  checkMetrics(options.metrics)
   checkInteger('answerCacheBytes', options.answerCacheBytes, 0, 64 * 1024 * 1024 * 1024)
   checkInteger('lastUsedThrottleMs', options.lastUsedThrottleMs, 0, Number.MAX_SAFE_INTEGER)
   if (options.webhooks !== undefined) {
@@ -361,6 +374,21 @@ function checkListConcurrency(limits: unknown): void {
   const { perCompany, queuePerCompany } = limits as ListConcurrencyOptions
   checkInteger('listConcurrency.perCompany', perCompany, 1, 10_000)
   checkInteger('listConcurrency.queuePerCompany', queuePerCompany, 0, 100_000)
+}
+
+function checkMetrics(metrics: unknown): void {
+  if (metrics === undefined || typeof metrics === 'boolean') return
+  if (metrics === null || typeof metrics !== 'object') fail('metrics', 'must be a boolean or an object')
+  const { registry, processMetrics, pool, readPool } = metrics as MetricsOptions
+  const has = (value: unknown, methods: readonly string[]) => value !== null && typeof value === 'object' && methods.every((name) => name in value)
+  if (registry !== undefined && !has(registry, ['registerMetric', 'metrics', 'getSingleMetric'])) fail('metrics.registry', "must be a prom-client Registry (new Registry() from 'prom-client')")
+  if (processMetrics !== undefined && typeof processMetrics !== 'boolean') fail('metrics.processMetrics', 'must be a boolean')
+  if (pool !== undefined && !has(pool, ['totalCount', 'idleCount', 'waitingCount'])) fail('metrics.pool', 'must be a pg Pool (totalCount, idleCount, waitingCount)')
+  if (readPool !== undefined && !has(readPool, ['queued', 'running', 'threads'])) fail('metrics.readPool', "must be the SQLite adapter's readPool (queued, running, threads)")
+  if (registry !== undefined) {
+    const taken = ['workforce_http_requests_total', 'workforce_http_request_duration_seconds'].find((name) => registry.getSingleMetric(name) !== undefined)
+    if (taken !== undefined) fail('metrics.registry', `already has ${taken}: register the plugin's metrics on a registry once (one registry per app)`)
+  }
 }
 
 function checkOpenApi(openapi: unknown): void {

@@ -19,6 +19,9 @@ import {
   type IdempotencySettings,
 } from './corridor/idempotency.js'
 import { InvitationManager } from './invitations/invitation-manager.js'
+import { registerRequestMetrics, resolveMetrics } from './metrics/request-metrics.js'
+import type { WorkforceMetrics } from './metrics/workforce-metrics.js'
+import type { Registry } from 'prom-client'
 import { KeyManager } from './keys/key-manager.js'
 import { checkOptions, MODULE_CACHE_TTL_MS, WEBHOOK_DEFAULTS, type WorkforceApiOptions } from './options.js'
 import { systemClock, type Clock } from './ports/clock.js'
@@ -56,6 +59,12 @@ export interface WorkforceApiDecorator {
   ports: Readonly<WorkforcePorts>
   clock: Clock
   /**
+   * The prom-client registry our metrics are on (`metrics` option), for the host to serve or
+   * merge with its own (`Registry.merge([own, app.workforceApi.metricsRegistry])`); null when
+   * metrics are off.
+   */
+  metricsRegistry: Registry | null
+  /**
    * What the host configured that its users may be told (the admin API's `GET /settings`): a
    * key's default rate budget (`null` when `rateLimit: false`) and whether webhook
    * destinations may be http and private addresses (`webhookOptions.allowPrivateDestinations`).
@@ -77,6 +86,7 @@ interface ApiContextOptions extends WorkforceApiOptions {
   clock: Clock
   table: RouteTableEntry[]
   catalogue: ResourceCatalogue
+  metering: WorkforceMetrics | undefined
 }
 
 /**
@@ -90,6 +100,8 @@ const api = fp(
     const writable = writes !== undefined && idempotency !== undefined
     const limits = options.rateLimit === false ? undefined : await resolveRateLimits(options.rateLimit ?? {}, app.log)
     if (limits !== undefined) app.addHook('onClose', () => limits.close())
+    const { metering } = options
+    if (metering !== undefined) registerRequestMetrics(app, metering)
     await registerCorridor(
       app,
       corridorStages({
@@ -97,7 +109,7 @@ const api = fp(
         modules: options.moduleCache,
         catalogue,
         idempotency: writable ? idempotencySettings(idempotency, clock, options.idempotencyOptions) : undefined,
-        rateLimit: limits?.settings,
+        rateLimit: limits === undefined || metering === undefined ? limits?.settings : { ...limits.settings, onStoreError: () => metering.rateLimitStoreErrors.inc() },
       }),
       options.table,
     )
@@ -147,15 +159,19 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
   const moduleCache = new ModuleCache(options.modules, options.moduleCacheTtlMs ?? MODULE_CACHE_TTL_MS, clock)
   followInvalidations(app, options.invalidations, verifier, moduleCache)
   const table: RouteTableEntry[] = []
+  const metering = resolveMetrics(options.metrics)
+  if (metering !== undefined && options.webhooks !== undefined) metering.watchBacklog(options.webhooks, clock)
+  if (metering !== undefined) app.addHook('onClose', async () => metering.unregister())
   app.decorate('workforceApi', {
     keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId), catalogue.scopes),
     invitations: new InvitationManager(options.writes, clock, catalogue),
-    webhooks: startWebhooks(app, options, clock, catalogue),
+    webhooks: startWebhooks(app, options, clock, catalogue, metering),
     events: new EventPublisher(options.webhooks, clock, catalogue),
     resources: catalogue,
     routes: table,
     ports: portsOf(options),
     clock,
+    metricsRegistry: metering?.registry ?? null,
     settings: {
       rateLimit:
         options.rateLimit === false
@@ -164,7 +180,7 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
       allowPrivateDestinations: options.webhookOptions?.allowPrivateDestinations ?? false,
     },
   })
-  await app.register(api, { ...options, verifier, moduleCache, clock, table, catalogue, prefix: options.prefix ?? '' })
+  await app.register(api, { ...options, verifier, moduleCache, clock, table, catalogue, metering, prefix: options.prefix ?? '' })
 }
 
 /**
@@ -198,7 +214,7 @@ function idempotencySettings(store: IdempotencyStore, clock: Clock, timings: Wor
  * The webhook manager and, unless turned off for this instance, the dispatcher, which starts
  * when the app is ready and stops when it closes. Both need the store and `secretKey`.
  */
-function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock: Clock, catalogue: ResourceCatalogue): WebhookManager {
+function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock: Clock, catalogue: ResourceCatalogue, metering: WorkforceMetrics | undefined): WebhookManager {
   const store = options.webhooks
   const settings = options.webhookOptions ?? {}
   if (store === undefined) return new WebhookManager(undefined, 'Webhooks need a webhook store: pass the "webhooks" port')
@@ -238,6 +254,7 @@ function startWebhooks(app: FastifyInstance, options: WorkforceApiOptions, clock
       shutdownGraceMs: WEBHOOK_DEFAULTS.shutdownGraceMs,
       ...(settings.onEndpointDisabled === undefined ? {} : { onEndpointDisabled: settings.onEndpointDisabled }),
       ...(settings.onEndpointFailing === undefined ? {} : { onEndpointFailing: settings.onEndpointFailing }),
+      ...(metering === undefined ? {} : { observeDelivery: (outcome, payload, at) => metering.observeDelivery(outcome, payload, at) }),
     })
     const running = dispatcher
     app.addHook('onReady', () => running.start())

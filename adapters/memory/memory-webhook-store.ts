@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
+  DeliveryBacklog,
   AttemptFinish,
   AttemptOutcome,
   ClaimedDelivery,
@@ -304,6 +305,23 @@ export class MemoryWebhookStore implements WebhookStore {
     return this.gate.exclusive(async () => {
       const delivered = this.deliveries.some((row) => row.endpoint_id === endpointId && row.event_id === eventId)
       return delivered ? (this.events.get(eventId)?.payload ?? null) : null
+    })
+  }
+
+  deliveryBacklog(now: Date): Promise<DeliveryBacklog> {
+    return this.gate.exclusive(async () => {
+      let pending = 0
+      let due = 0
+      let oldestDueAt: Date | null = null
+      for (const row of this.deliveries) {
+        if (row.status !== 'pending') continue
+        pending += 1
+        const at = row.next_attempt_at
+        if (at === null || at > now) continue
+        due += 1
+        if (oldestDueAt === null || at < oldestDueAt) oldestDueAt = at
+      }
+      return { pending, due, oldestDueAt }
     })
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
+  DeliveryBacklog,
   AttemptFinish,
   AttemptOutcome,
   ClaimedDelivery,
@@ -800,6 +801,27 @@ export class SqlWebhookStore implements WebhookStore {
       .where('d.event_id', '=', eventId)
       .executeTakeFirst()
     return (row?.payload as string | null | undefined) ?? null
+  }
+
+  async deliveryBacklog(now: Date): Promise<DeliveryBacklog> {
+    const c = this.codec
+    const at = c.instant(now)
+    // One pass over the pending rows (the pending partial indexes); a claimed row's
+    // next_attempt_at is its lease's end, so it is pending but not due.
+    const row = await this.db
+      .selectFrom(DELIVERIES)
+      .select([
+        sql<unknown>`count(*)`.as('pending'),
+        sql<unknown>`coalesce(sum(case when next_attempt_at <= ${at} then 1 else 0 end), 0)`.as('due'),
+        sql<unknown>`min(case when next_attempt_at <= ${at} then next_attempt_at end)`.as('oldest'),
+      ])
+      .where('status', '=', 'pending')
+      .executeTakeFirst()
+    return {
+      pending: c.readInt(row?.pending ?? 0),
+      due: c.readInt(row?.due ?? 0),
+      oldestDueAt: row?.oldest === null || row?.oldest === undefined ? null : c.readInstant(row.oldest),
+    }
   }
 
   purgeFinished(before: Date, limit: number): Promise<number> {

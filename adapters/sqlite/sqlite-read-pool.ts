@@ -147,6 +147,11 @@ export class SqliteReadPool {
     return this.#slots.size
   }
 
+  /** Reads waiting for a worker right now (the `metrics` option's queue depth). */
+  get queued(): number {
+    return this.#queue.size
+  }
+
   /** Reads running in a worker right now. */
   get running(): number {
     let running = 0

@@ -54,6 +54,8 @@ export interface RateLimitSettings {
   failedAuthLookups: number
   /** Shared counters across instances; without it each process counts alone. */
   redis?: Redis
+  /** Told each time the store could not answer and a request went through uncounted (the `metrics` option). */
+  onStoreError?: () => void
 }
 
 /** What a counter says; a store that cannot answer says "nothing counted" (fail open). */
@@ -79,8 +81,18 @@ interface Counter {
  * the caller names, so the check gets a stand-in with only what the library reads from a
  * request when `max` and `timeWindow` are numbers (`routeOptions.config`, for its `groupId`).
  */
-function counter(app: FastifyInstance, prefix: string, options: { max: number; timeWindow: number; continueExceeding?: boolean; cache?: number }): Counter {
-  const check = app.createRateLimit({ ...options, keyGenerator: (subject) => `${prefix}${(subject as unknown as { id: string }).id}` })
+function counter(
+  app: FastifyInstance,
+  prefix: string,
+  options: { max: number; timeWindow: number; continueExceeding?: boolean; cache?: number },
+  onStoreError: (() => void) | undefined,
+): Counter {
+  const check = failingOpen(
+    app.createRateLimit({ ...options, keyGenerator: (subject) => `${prefix}${(subject as unknown as { id: string }).id}` }),
+    () => options.max,
+    options.timeWindow,
+    onStoreError,
+  )
   const subject = (id: string) => ({ id, routeOptions: { config: {} } }) as unknown as FastifyRequest
   const stateOf = (state: Awaited<ReturnType<typeof check>>): CounterState =>
     state.isAllowed
@@ -92,10 +104,30 @@ function counter(app: FastifyInstance, prefix: string, options: { max: number; t
   }
 }
 
+/** What the library's check is (`app.createRateLimit`). */
+type LibraryCheck = ReturnType<FastifyInstance['createRateLimit']>
+
+/**
+ * The library's check, failing open here rather than in the library (its `skipOnError` would
+ * keep the failure from us): a store that cannot answer counts nothing, the request goes
+ * through, and `onStoreError` hears of it. The answer is the one `skipOnError` gives.
+ */
+function failingOpen(check: LibraryCheck, maxOf: (request: FastifyRequest) => number, timeWindow: number, onStoreError: (() => void) | undefined): LibraryCheck {
+  return async (request, options) => {
+    try {
+      return await check(request, options)
+    } catch {
+      onStoreError?.()
+      const max = maxOf(request)
+      return { isAllowed: false, key: '', max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false }
+    }
+  }
+}
+
 /**
  * Both rate limits of the corridor share one registration of `@fastify/rate-limit` on the
  * API's context (its local store, or its Redis store when `redis` is given). Counting fails
- * open: if the store cannot answer, the request goes through (`skipOnError`).
+ * open: if the store cannot answer, the request goes through (`failingOpen`).
  */
 export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorStage; perKey: CorridorStage } {
   let registered: Promise<unknown> | undefined
@@ -103,7 +135,8 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     (registered ??= Promise.resolve(
       app.register(fastifyRateLimit, {
         global: false,
-        skipOnError: true,
+        // Failing open is failingOpen's, which counts the failures.
+        skipOnError: false,
         ...(settings.redis === undefined ? {} : { redis: settings.redis, nameSpace: REDIS_NAMESPACE }),
       }),
     ))
@@ -116,13 +149,14 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     async setup(app) {
       await register(app)
       const window = settings.failedAuthWindowMs
+      const failed = settings.onStoreError
       counters = {
-        failures: counter(app, 'ip:', { max: settings.failedAuthMax, timeWindow: window }),
-        lookups: counter(app, 'lookup:', { max: settings.failedAuthLookups, timeWindow: window }),
+        failures: counter(app, 'ip:', { max: settings.failedAuthMax, timeWindow: window }, failed),
+        lookups: counter(app, 'lookup:', { max: settings.failedAuthLookups, timeWindow: window }, failed),
         // A mark, not a budget: "exceeded" (a count above 0) means vouched; every renewal
         // restarts its life (continueExceeding), so a key in use stays vouched.
-        vouched: counter(app, 'vouched:', { max: 0, timeWindow: VOUCH_TTL_MS, continueExceeding: true, cache: KEY_CACHE_MAX }),
-        vouchedLookups: counter(app, 'vouched-lookup:', { max: settings.max, timeWindow: settings.timeWindowMs }),
+        vouched: counter(app, 'vouched:', { max: 0, timeWindow: VOUCH_TTL_MS, continueExceeding: true, cache: KEY_CACHE_MAX }, failed),
+        vouchedLookups: counter(app, 'vouched-lookup:', { max: settings.max, timeWindow: settings.timeWindowMs }, failed),
       }
     },
     hooksFor() {
@@ -173,11 +207,17 @@ export function rateLimits(settings: RateLimitSettings): { failedAuth: CorridorS
     name: RATE_LIMIT_RESPONSES.stage,
     async setup(app) {
       await register(app)
-      perKeyCheck = app.createRateLimit({
-        keyGenerator: (request) => `key:${(request.workforceAuth as AuthenticatedKey).keyId}`,
-        max: (request) => (request.workforceAuth as AuthenticatedKey).rateLimit ?? settings.max,
-        timeWindow: settings.timeWindowMs,
-      })
+      const maxOf = (request: FastifyRequest) => (request.workforceAuth as AuthenticatedKey).rateLimit ?? settings.max
+      perKeyCheck = failingOpen(
+        app.createRateLimit({
+          keyGenerator: (request) => `key:${(request.workforceAuth as AuthenticatedKey).keyId}`,
+          max: maxOf,
+          timeWindow: settings.timeWindowMs,
+        }),
+        maxOf,
+        settings.timeWindowMs,
+        settings.onStoreError,
+      )
     },
     hooksFor: (route) => {
       const check = perKeyCheck as NonNullable<typeof perKeyCheck>

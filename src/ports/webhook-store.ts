@@ -344,6 +344,13 @@ export interface WebhookStore {
   subscribeDue?(wake: () => void): Promise<() => Promise<void>>
 
   /**
+   * Optional: the delivery backlog at `now`, across every dispatcher sharing the store, read
+   * for the `metrics` option's gauges on each scrape (keep it to one or two indexed counts).
+   * Without it the metrics have no backlog gauges.
+   */
+  deliveryBacklog?(now: Date): Promise<DeliveryBacklog>
+
+  /**
    * The company's event feed (`GET /v1/events`): its retained events in feed order, from
    * after position `query.after`. Positions are the company's own (1, 2, 3…, gaps allowed),
    * given in **commit order**: an event gets its position only once its transaction has
@@ -364,6 +371,16 @@ export interface WebhookStore {
    * call, then the feed from this position, together miss nothing.
    */
   feedHead(companyId: number): Promise<number>
+}
+
+/** The webhook backlog as `deliveryBacklog` reads it. */
+export interface DeliveryBacklog {
+  /** Pending deliveries: due, waiting for a retry, or claimed and in flight. */
+  pending: number
+  /** Pending deliveries due at `now` and not claimed (`next_attempt_at <= now`). */
+  due: number
+  /** The earliest `next_attempt_at` among the due ones, or null when none is due. */
+  oldestDueAt: Date | null
 }
 
 /** What `readFeed` reads: positions after `after` (or from the horizon), these types, bounded. */

@@ -19,6 +19,7 @@ import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transpo
 import { RESPONSE_BODY_KEPT_BYTES } from './http-transport.js'
 import { nextAttemptAt, parseRetryAfter } from './retry.js'
 import { attemptDeadline } from './attempt-deadline.js'
+import type { DeliveryOutcome } from '../metrics/workforce-metrics.js'
 import type { SecretBox } from './secret-box.js'
 import { signWebhookWithKeys, webhookSigningKey } from './signature.js'
 import { endpointView, type WebhookEndpoint } from './webhook-manager.js'
@@ -76,6 +77,8 @@ export interface DispatcherSettings {
   shutdownGraceMs: number
   onEndpointDisabled?: (notice: EndpointDisabledNotice) => void | Promise<void>
   onEndpointFailing?: (notice: EndpointFailingNotice) => void | Promise<void>
+  /** Told of every attempt this dispatcher records, with its outcome (the `metrics` option). */
+  observeDelivery?: (outcome: DeliveryOutcome, payload: string, at: number) => void
   /** Random source for retry jitter (tests pin it). */
   random?: () => number
 }
@@ -382,6 +385,7 @@ export class WebhookDispatcher {
       this.#settings.log.debug({ deliveryId: claim.delivery_id }, 'workforce-api: webhook claim was taken over; attempt not recorded')
       return
     }
+    this.#settings.observeDelivery?.(outcome.next.status === 'pending' ? 'retry' : outcome.next.status, claim.event.payload, at)
     const { succeeded } = outcome.attempt
     if (outcome.attempt.status_code === 410) return this.#disable(claim, 'gone', at)
     const failingSince = recorded.health.failing_since?.getTime()
