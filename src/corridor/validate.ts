@@ -94,13 +94,68 @@ function coerceStrings(schema: JsonSchema, data: unknown): unknown {
   return out
 }
 
-/** One detail per offending field: the first problem Ajv found (a null enum is "must not be null", not also "must be one of"). */
+/**
+ * What a value failing one of our schemas' `pattern`s must be, in words: a client never sees a
+ * regular expression. A pattern missing here reads "is not in the expected form" and fails
+ * test/errors/validation-words.test.ts, which lists every pattern of the routes' query and
+ * body schemas. (Path ids are never worded: one that fails its pattern is a 404.)
+ */
+export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
+  '\\S': 'must contain a non-space character',
+  '^[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+$': 'must be an email address such as ada@example.com',
+  '^[a-z_]+\\.[a-z_]+$': 'must be an event type such as todos.created',
+  '^aud_[a-z2-7]{24}$': 'must be an audit entry id (aud_ and 24 letters and digits)',
+}
+
+/**
+ * The keywords `messageOf` words itself. Ajv's own sentences (`must NOT have fewer than 1
+ * characters`, `must match pattern "\S"`) are never shown; a keyword outside this list reads
+ * "is invalid", and test/errors/validation-words.test.ts fails when a route's schema uses one.
+ */
+export const WORDED_KEYWORDS = [
+  'additionalProperties',
+  'required',
+  'type',
+  'enum',
+  'const',
+  'format',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'anyOf',
+] as const
+
+/**
+ * One detail per offending field: its first problem (a null enum is "must not be null", not also
+ * "must be one of"). A field under `anyOf` gets one sentence for all of its branches. A query
+ * parameter sent twice (`?page=1&page=2` arrives as an array) is named as such, whatever its schema.
+ */
 function toDetails(validate: ValidateFunction, httpPart: string | undefined): ErrorDetail[] {
   const noun = httpPart === 'querystring' ? 'parameter' : 'field'
+  const errors = validate.errors ?? []
   const byField = new Map<string, ErrorDetail>()
-  for (const error of validate.errors ?? []) {
+  for (const error of errors) {
     const field = fieldOf(error)
-    if (!byField.has(field)) byField.set(field, { field, message: messageOf(error, noun) })
+    if (byField.has(field)) continue
+    const union = errors.find((other) => other.keyword === 'anyOf' && other.instancePath === error.instancePath && error.schemaPath.startsWith(`${other.schemaPath}/`))
+    let message: string
+    if (httpPart === 'querystring' && error.instancePath.split('/').length === 2 && Array.isArray(error.data)) {
+      message = `was given more than once; give it once`
+    } else if (union !== undefined) {
+      message = anyOfMessage(union, errors, noun)
+    } else {
+      message = messageOf(error, noun)
+    }
+    byField.set(field, { field, message })
   }
   return [...byField.values()]
 }
@@ -113,23 +168,78 @@ function fieldOf(error: ErrorObject): string {
 }
 
 function messageOf(error: ErrorObject, noun: string): string {
+  const params = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'additionalProperties':
       return `is not a recognised ${noun}`
     case 'required':
       return 'is required'
     case 'minProperties':
-      return 'must contain at least one field'
+      return `must contain at least ${count(params.limit as number, 'field')}`
+    case 'maxProperties':
+      return `must contain at most ${count(params.limit as number, 'field')}`
     case 'enum':
-      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`
+      return `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`
+    case 'const':
+      return `must be ${String(params.allowedValue)}`
     case 'format':
-      return FORMATS[error.params.format as keyof typeof FORMATS]?.message ?? `must match format ${error.params.format}`
+      return FORMATS[params.format as keyof typeof FORMATS]?.message ?? `must be in the ${String(params.format)} format`
+    case 'pattern':
+      return PATTERN_MESSAGES[params.pattern as string] ?? 'is not in the expected form'
     case 'type':
       if (error.data === null) return 'must not be null'
-      return error.params.type === 'boolean' ? 'must be true or false' : `must be ${article(error.params.type)}`
+      return `must be ${typeWords(params.type as string | string[])}`
+    case 'minimum':
+      return `must be >= ${String(params.limit)}`
+    case 'maximum':
+      return `must be <= ${String(params.limit)}`
+    case 'exclusiveMinimum':
+      return `must be > ${String(params.limit)}`
+    case 'exclusiveMaximum':
+      return `must be < ${String(params.limit)}`
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${count(params.limit as number, 'character')} long`
+    case 'maxLength':
+      return `must be at most ${count(params.limit as number, 'character')} long`
+    case 'minItems':
+      return `must list at least ${count(params.limit as number, 'item')}`
+    case 'maxItems':
+      return `must list at most ${count(params.limit as number, 'item')}`
+    case 'uniqueItems': {
+      const items = error.data as unknown[]
+      return `must not list the same item twice (${JSON.stringify(items[params.j as number])} appears more than once)`
+    }
     default:
-      return error.message ?? 'is invalid'
+      return 'is invalid'
   }
+}
+
+/**
+ * One sentence for a value no branch of `anyOf` took (`Nullable(…)` is one): a branch of the
+ * value's own type that refused it says why (`must be >= 1`); otherwise the branches' types
+ * (`must be an integer or null`) or constants (`must be one of: pending, delivered`).
+ */
+function anyOfMessage(union: ErrorObject, errors: readonly ErrorObject[], noun: string): string {
+  const branches = errors.filter((error) => error !== union && error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`))
+  const closer = branches.find((error) => error.keyword !== 'type' && error.keyword !== 'const')
+  if (closer !== undefined) return messageOf(closer, noun)
+  const schemas = (union.schema ?? []) as Array<{ type?: string | string[]; const?: unknown }>
+  if (schemas.length > 0 && schemas.every((schema) => schema.const !== undefined)) {
+    return `must be one of: ${schemas.map((schema) => String(schema.const)).join(', ')}`
+  }
+  const types = schemas.flatMap((schema) => (schema.type === undefined ? [] : [schema.type].flat()))
+  return types.length === 0 ? 'is invalid' : `must be ${typeWords([...new Set(types)])}`
+}
+
+/** `integer` → "an integer"; `['string', 'null']` → "a string or null"; `boolean` → "true or false". */
+function typeWords(type: string | readonly string[]): string {
+  const words = [type].flat().flatMap((name) => name.split(',')).map((name) => (name === 'null' ? 'null' : name === 'boolean' ? 'true or false' : article(name)))
+  return words.length <= 1 ? (words[0] ?? 'valid') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`
+}
+
+/** `1, 'field'` → "one field"; `3, 'item'` → "3 items". */
+function count(n: number, noun: string): string {
+  return n === 1 ? `one ${noun}` : `${n} ${noun}s`
 }
 
 function article(type: string): string {
