@@ -163,7 +163,7 @@ const plugin: FastifyPluginAsync<WorkforceApiOptions> = async (app, options) => 
   if (metering !== undefined && options.webhooks !== undefined) metering.watchBacklog(options.webhooks, clock)
   if (metering !== undefined) app.addHook('onClose', async () => metering.unregister())
   app.decorate('workforceApi', {
-    keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId), catalogue.scopes),
+    keys: new KeyManager(options.keyStore, clock, (keyId) => verifier.invalidate(keyId), catalogue.scopes, options.storage),
     invitations: new InvitationManager(options.writes, clock, catalogue),
     webhooks: startWebhooks(app, options, clock, catalogue, metering),
     events: new EventPublisher(options.webhooks, clock, catalogue),

@@ -3,6 +3,7 @@ import { WorkforceRefusal } from '../errors.js'
 import type { AuditFor } from '../ports/audit-store.js'
 import type { Clock } from '../ports/clock.js'
 import type { ApiKeyRecord, KeyState, KeyStore } from '../ports/key-store.js'
+import type { CompanyRecord } from '../ports/records.js'
 import { ALL_SCOPES, type Scope } from '../scopes.js'
 import { MAX_INSTANT_MS, MIN_INSTANT_MS } from '../time/calendar.js'
 
@@ -138,6 +139,12 @@ export class KeyManager {
     private readonly onChange: (keyId: string) => void = () => {},
     /** Every scope a key may hold, in catalogue order: the plugin's resource catalogue (with a host's resources). */
     private readonly known: readonly string[] = ALL_SCOPES,
+    /**
+     * Where `create` checks that the company exists (the plugin passes its `storage`): a key for
+     * a company the storage does not know could never read anything, so it is refused
+     * (`not_found`) instead of made. Without it, any positive company id is accepted.
+     */
+    private readonly companies?: { company(companyId: number): Promise<CompanyRecord | null> },
   ) {}
 
   async create(input: CreateKeyInput, audit?: AuditFor): Promise<CreatedKey> {
@@ -151,6 +158,9 @@ export class KeyManager {
     const rateLimit = input.rateLimit ?? null
     if (rateLimit !== null && (!Number.isSafeInteger(rateLimit) || rateLimit < 1 || rateLimit > MAX_KEY_RATE_LIMIT)) {
       throw new KeyManagementError(`rateLimit must be an integer from 1 to ${MAX_KEY_RATE_LIMIT}`, 'invalid_input')
+    }
+    if (this.companies !== undefined && (await this.companies.company(input.companyId)) === null) {
+      throw new KeyManagementError(`No company with id ${input.companyId}: keys are made for companies the storage holds (seed or import it first)`, 'not_found')
     }
     const { key, keyId, secretHash } = generateApiKey()
     const record: ApiKeyRecord = {

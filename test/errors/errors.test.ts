@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { KeyManager } from '../../src/keys/key-manager.js'
+import { systemClock } from '../../src/ports/clock.js'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import type { Storage } from '../../src/ports/storage.js'
 import { READ_ADAPTERS } from '../helpers/adapters.js'
@@ -26,6 +28,14 @@ function failingStorage(storage: Storage, error: () => Error = () => new Error(I
     todos: storage.todos,
     company: fail,
   }
+}
+
+/**
+ * A key of company 1 made straight in the key store: `app.workforceApi.keys.create` asks the
+ * storage whether the company exists, and this storage fails that question by design.
+ */
+async function keyBesideFailingStorage(t: TestApp): Promise<string> {
+  return (await new KeyManager(t.adapter.keyStore, systemClock).create({ companyId: 1, scopes: ['all'] })).key
 }
 
 function expectEnvelope(res: { statusCode: number; json(): any }, status: number, code: string): void {
@@ -78,7 +88,7 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
   it('a database that cannot answer is a 503 service_unavailable with Retry-After, showing no internals', async () => {
     const unavailable = () => new StorageUnavailable(INTERNALS, { cause: new Error('connect ECONNREFUSED 127.0.0.1:5432'), retryAfterSeconds: 2.5 })
     t = await build({ adapter, options: (opened) => ({ storage: failingStorage(opened.storage, unavailable) }) })
-    const key = await t.keyFor(1, ['all'])
+    const key = await keyBesideFailingStorage(t)
     for (const path of ['/v1/users', '/v1/users/1', '/v1/company']) {
       const res = await t.get(path, key)
       expectEnvelope(res, 503, 'service_unavailable')
@@ -93,7 +103,7 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
   it('a statement the database stopped at its own bound is a 504 query_timeout without Retry-After, showing no internals', async () => {
     const stopped = () => new StatementTimeout(INTERNALS, { cause: Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }) })
     t = await build({ adapter, options: (opened) => ({ storage: failingStorage(opened.storage, stopped) }) })
-    const key = await t.keyFor(1, ['all'])
+    const key = await keyBesideFailingStorage(t)
     for (const path of ['/v1/users', '/v1/users/1', '/v1/company']) {
       const res = await t.get(path, key)
       expectEnvelope(res, 504, 'query_timeout')
@@ -114,7 +124,7 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
       options: (opened) => ({ storage: failingStorage(opened.storage, stopped) }),
       fastify: { logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } },
     })
-    const key = await t.keyFor(1, ['all'])
+    const key = await keyBesideFailingStorage(t)
     expect((await t.get('/v1/users', key)).statusCode).toBe(504)
     const entries = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } })
     const warned = entries.filter((entry) => entry.msg === 'workforce-api: statement timeout')
@@ -126,7 +136,7 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
 
   it('a storage failure is a 500 envelope that shows no internals', async () => {
     t = await build({ adapter, options: (opened) => ({ storage: failingStorage(opened.storage) }) })
-    const key = await t.keyFor(1, ['all'])
+    const key = await keyBesideFailingStorage(t)
     for (const path of ['/v1/users', '/v1/users/1', '/v1/company', '/v1/shifts?date_from=2026-03-29']) {
       const res = await t.get(path, key)
       expectEnvelope(res, 500, 'internal_error')
@@ -145,7 +155,7 @@ describe.each(READ_ADAPTERS)('errors ($name)', (adapter) => {
       options: (opened) => ({ storage: failingStorage(opened.storage) }),
       fastify: { logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } },
     })
-    const key = await t.keyFor(1, ['all'])
+    const key = await keyBesideFailingStorage(t)
     const [, keyId, secret] = key.split('_') as [string, string, string]
     const wrongSecret = `owk_${keyId}_${'e'.repeat(64)}`
 

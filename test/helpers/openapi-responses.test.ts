@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { workforceApi } from '../../src/plugin.js'
-import { build, type TestApp } from './build.js'
+import { build, seedDataset, type TestApp } from './build.js'
 import { checkResponse, COMMITTED_DOCUMENT_FILE, type Exchange, type OpenApiDocument } from './openapi-responses.js'
 import { withResponseChecks } from './response-checks.js'
 import { takeResponseProblems } from './response-problems.js'
@@ -148,7 +148,8 @@ describe('withResponseChecks', () => {
   })
 
   it('records what a real API response lacks, over inject and real HTTP, with method, url and status', async () => {
-    const adapter = createMemoryAdapter()
+    // Seeded: a key is made only for a company the storage holds.
+    const adapter = createMemoryAdapter(seedDataset())
     const app = Fastify()
     // Registered before the check, so the check sees the body as this hook leaves it: one the
     // document does not describe.

@@ -267,7 +267,8 @@ describe('lists served without seek equal a fresh computation, on memory (the ro
   let key: string
   beforeAll(async () => {
     // One app for every run, as a long-lived server: each run reloads the data under it.
-    t = await build({ adapter: { name: 'memory', open: async () => adapter }, dataset: null, options: { rateLimit: false } })
+    // Loaded once here as well: a key is made only for a company the storage holds.
+    t = await build({ adapter: { name: 'memory', open: async () => adapter }, dataset, options: { rateLimit: false } })
     key = await t.keyFor(COMPANY)
   })
   afterAll(async () => {

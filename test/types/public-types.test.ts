@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
+import { seedDataset } from '../helpers/build.js'
 import workforceApi, {
   KeyManagementError,
   normaliseScopes,
@@ -40,7 +41,8 @@ describe('public types', () => {
 
   async function ready(): Promise<FastifyInstance> {
     app = Fastify()
-    await app.register(workforceApi, { prefix: '/api/public', ...portsOf(createMemoryAdapter()) })
+    // Seeded: a key is made only for a company the storage holds.
+    await app.register(workforceApi, { prefix: '/api/public', ...portsOf(createMemoryAdapter(seedDataset())) })
     await app.ready()
     return app
   }
