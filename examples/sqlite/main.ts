@@ -1,6 +1,7 @@
 /**
  * `npm run example`: a SQLite-backed API server with demo data and working keys.
- * Seeds `.example/workforce-demo.db` on first run, creates fresh demo keys, then serves.
+ * Seeds `.example/workforce-demo.db` on first run, listens, then creates fresh demo keys.
+ * `PORT` (default 3000) and `HOST` (default 127.0.0.1) choose where: `PORT=3001 npm run example`.
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -10,9 +11,23 @@ import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
 import { LOG_REDACT_PATHS, portsOf, workforceAdmin, workforceApi, workforceFrameworkErrors } from '../../src/index.js'
 import { generateDataset, SEED_COMPANIES } from '../../src/seed/generate.js'
 
+const DEFAULT_PORT = 3000
 const directory = join(process.cwd(), '.example')
-const port = Number(process.env.PORT ?? 3000)
-const host = process.env.HOST ?? '127.0.0.1'
+const host = process.env.HOST || '127.0.0.1'
+const port = portFrom(process.env.PORT)
+
+/** `PORT`, checked: a typo is one line, not Node's RangeError. */
+function portFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_PORT
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) fail(`PORT must be a port number from 0 to 65535, got "${value}" (PORT=3001 npm run example)`, 2)
+  return Number(value)
+}
+
+/** The example's failures: one line, what to change, a non-zero exit; never a stack trace. */
+function fail(message: string, exitCode = 1): never {
+  console.error(`example: ${message}`)
+  process.exit(exitCode)
+}
 
 mkdirSync(directory, { recursive: true })
 const adapter = await openSqliteAdapter({ filename: join(directory, 'workforce-demo.db') })
@@ -51,17 +66,32 @@ await app.register(workforceAdmin, {
 })
 app.addHook('onClose', () => adapter.close())
 
+// Listen first: a port in use stops the example here, before it makes keys nobody can use.
+try {
+  await app.listen({ port, host })
+} catch (error) {
+  await app.close()
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'EADDRINUSE') fail(`port ${port} on ${host} is already in use (another example or server?): stop it, or pick another port: PORT=${port === 65_535 ? 3001 : port + 1} npm run example`)
+  if (code === 'EACCES') fail(`port ${port} on ${host}: permission denied (ports below 1024 need privileges): pick another: PORT=3001 npm run example`)
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') fail(`HOST=${host} is not an address of this machine: leave HOST unset (127.0.0.1), or use 0.0.0.0 for every interface`, 2)
+  throw error
+}
+
 const full = await app.workforceApi.keys.create({ companyId: 1, scopes: ['all'], name: 'demo: everything' })
 const readOnlyUsers = await app.workforceApi.keys.create({ companyId: 2, scopes: ['users:read', 'company:read'], name: 'demo: users only' })
 
-await app.listen({ port, host })
-const base = `http://${host}:${port}/api/public/v1`
+const address = app.server.address()
+const listening = typeof address === 'object' && address !== null ? address.port : port
+const origin = `http://${host.includes(':') ? `[${host}]` : host}:${listening}`
+const base = `${origin}/api/public/v1`
 console.log(`
-fastify-workforce-api example listening on http://${host}:${port}
+fastify-workforce-api example listening on ${origin}
+(PORT and HOST choose the port and address: PORT=3001 npm run example, HOST=0.0.0.0 for every interface)
 
-API reference: http://${host}:${port}/api/public/docs  (OpenAPI document: http://${host}:${port}/api/public/openapi.json)
+API reference: ${origin}/api/public/docs  (OpenAPI document: ${origin}/api/public/openapi.json)
 Integrations portal (keys, webhooks, deliveries, audit; demo sign-in as company 1):
-               http://${host}:${port}/settings/integrations/api/portal/
+               ${origin}/settings/integrations/api/portal/
 
 Demo API keys (new ones are made on every start; each is shown only here):
   company 1 (${SEED_COMPANIES[0]!.name}), all scopes:   ${full.key}

@@ -1,3 +1,5 @@
+import { createInterface } from 'node:readline'
+import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { ApiError, ClientSetupError, createApiClient } from './client.js'
 import { Mirror } from './mirror.js'
@@ -7,8 +9,11 @@ import { MirrorMismatchError, syncMirror, type FullSyncReason, type SyncReport }
 const DEFAULT_DB = 'mirror.db'
 /** The environment variable read when `--key` is not given (a key on the command line lands in shell history). */
 const KEY_VARIABLE = 'WORKFORCE_API_KEY'
+/** `--key -` reads the key from standard input. */
+const FROM_STDIN = '-'
 
-export const USAGE = `Usage: npm run sync-client -- --url <base-url> --key <api-key> [--db <file>] [--full]
+export const USAGE = `Usage: ${KEY_VARIABLE}=<api-key> npm run sync-client -- --url <base-url> [--db <file>] [--full]
+       npm run sync-client -- --url <base-url> --key - [--db <file>] [--full]   (the key on standard input)
 
 Mirrors one company's data from the workforce public API into a local SQLite file. The first
 run takes the events feed's cursor, then reads every list; later runs apply the events since
@@ -19,13 +24,17 @@ everything again.
 
 Options:
   --url <base-url>  where the API is mounted, without /v1 (e.g. http://127.0.0.1:3000/api/public)
-  --key <api-key>   an API key (owk_...) with the read scopes; default: $${KEY_VARIABLE}
+  --key -           read the API key from standard input (on a terminal: typed, not shown)
+  --key <api-key>   the key itself: avoid it, other users see it in the process list and npm
+                    prints it with the script line; default: $${KEY_VARIABLE}
   --db <file>       the mirror file, created if missing (default: ${DEFAULT_DB})
   --full            start again from scratch: a new cursor, then every list read whole
   -h, --help        show this help
 `
 
 export interface CliIo {
+  /** Where `--key -` reads the key. Default: `process.stdin`. */
+  stdin?: NodeJS.ReadableStream
   stdout: NodeJS.WritableStream
   stderr: NodeJS.WritableStream
   env: NodeJS.ProcessEnv
@@ -54,9 +63,10 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
       io.stdout.write(USAGE)
       return 0
     }
+    const key = args.key === FROM_STDIN ? await readKey(io.stdin ?? process.stdin, io.stderr) : args.key
     const client = createApiClient({
       baseUrl: args.url,
-      key: args.key,
+      key,
       retry: {
         ...(io.sleep === undefined ? {} : { sleep: io.sleep }),
         onRetry: (retry) => bars.log(`retrying ${retry.method} ${new URL(retry.url).pathname} in ${Math.ceil(retry.delayMs / 1000)} s (${retry.status ?? 'no response'})`),
@@ -92,6 +102,46 @@ function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): { ur
   if (key === undefined || key === '') throw new UsageError(`--key is required (or set ${KEY_VARIABLE}); see --help`)
   if (values.db === '') throw new UsageError('--db must name a file')
   return { url: values.url, key, db: values.db, full: values.full }
+}
+
+/**
+ * The warning for a key typed on the command line (`--key owk_…`): other users see it in the
+ * process list, the shell keeps it in its history, and `npm run` prints it with the script line.
+ * `null` when the key comes from elsewhere. The command (main.ts) prints it; a program calling
+ * `runCli` with an argv of its own is not warned.
+ */
+export function keyOnCommandLineWarning(argv: readonly string[]): string | null {
+  const onLine = argv.some((arg, index) => (arg === '--key' && argv[index + 1] !== undefined && argv[index + 1] !== FROM_STDIN) || (arg.startsWith('--key=') && arg !== `--key=${FROM_STDIN}`))
+  if (!onLine) return null
+  return (
+    'sync-client: warning: a key given with --key is visible to other users in the process list, and npm prints it ' +
+    `with the script line; set ${KEY_VARIABLE} instead, or pass --key - and give it on standard input\n`
+  )
+}
+
+/**
+ * `--key -`: the first line of `stdin`. On a terminal it asks for the key and does not echo it
+ * (readline writes its echo to a stream that drops it); from a pipe or a file it reads the line.
+ */
+async function readKey(stdin: NodeJS.ReadableStream, prompt: NodeJS.WritableStream): Promise<string> {
+  const terminal = (stdin as NodeJS.ReadStream).isTTY === true
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() })
+  if (terminal) prompt.write('API key (not shown as you type): ')
+  const lines = createInterface({ input: stdin, output: silent, terminal })
+  try {
+    const line = await new Promise<string | null>((resolve) => {
+      lines.once('line', resolve)
+      lines.once('close', () => resolve(null))
+      // Ctrl-C in raw mode reaches readline, not the process: stop as the signal would.
+      lines.once('SIGINT', () => resolve(null))
+    })
+    if (terminal) prompt.write('\n')
+    const key = line?.trim() ?? ''
+    if (key === '') throw new UsageError('--key -: no key on standard input')
+    return key
+  } finally {
+    lines.close()
+  }
 }
 
 /** `parseArgs`, its refusals turned into a `UsageError` of one line. */

@@ -20,9 +20,9 @@ const WIDTH = 96
 export const DB_EXISTING_FLAG: readonly [string, string] = ['--db <file|postgres-url>', 'a SQLite file or a postgres:// URL; it must exist and be migrated (see migrate)']
 export const NOT_MIGRATED_NOTE = 'A database that does not exist or is not migrated is refused, with the command to run.'
 
-/** `--json` that ends the output with one JSON line of this shape. */
-export function jsonLastLineFlag(shape: string): readonly [string, string] {
-  return ['--json', `end with one JSON line: ${shape}`]
+/** `--json`: stdout is one JSON object of this shape and nothing else. */
+export function jsonOnlyFlag(shape: string): readonly [string, string] {
+  return ['--json', `print one JSON object and nothing else: ${shape}`]
 }
 
 /** The message of a usage error: the usage lines, and where the full help is. */

@@ -4,14 +4,14 @@ import { PLATFORM_MODULES, type PlatformModule } from '../ports/module-registry.
 import { ALL_SCOPES } from '../scopes.js'
 import { parseInstant } from '../time/calendar.js'
 import { actionError, booleanFlag, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
-import { DB_EXISTING_FLAG, jsonLastLineFlag, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
+import { DB_EXISTING_FLAG, jsonOnlyFlag, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, withAdapter } from './open-adapter.js'
-import type { CliOutput } from './output.js'
+import { jsonOnly, type CliOutput } from './output.js'
 
 const KEY_STATE_HELP: HelpTopic = {
   usage: ['workforce-api keys disable|enable|revoke --db <file|postgres-url> --key-id <id> [--json]'],
   summary: 'Disables a key (refused until enabled again), enables it, or revokes it for good. Running servers see the change within seconds.',
-  flags: [DB_EXISTING_FLAG, ['--key-id <id>', 'the key id (16 hex digits: owk_<key-id>_…), as keys list shows it'], jsonLastLineFlag('{"key":{…}}')],
+  flags: [DB_EXISTING_FLAG, ['--key-id <id>', 'the key id (16 hex digits: owk_<key-id>_…), as keys list shows it'], jsonOnlyFlag('{"key":{…}}')],
   examples: ['workforce-api keys disable --db demo.db --key-id 3f2a9c0d1e4b5a6f'],
 }
 
@@ -35,7 +35,7 @@ export const KEYS_HELP: Readonly<Record<string, HelpTopic>> = {
       ['--expires-at <iso>', 'when the key stops working, in the future and at the latest 9999-12-31T23:59:59.999Z: ISO 8601 with Z or an offset (default never)'],
       ['--name <text>', 'a label for people (keys list shows it)'],
       ['--rate-limit <n>', "this key's requests per window, instead of the server's"],
-      jsonLastLineFlag('{"key","key_id"}'),
+      jsonOnlyFlag('{"key","key_id"}'),
     ],
     sections: [{ heading: 'scopes', lines: listLines(ALL_SCOPES) }],
     examples: [
@@ -46,7 +46,7 @@ export const KEYS_HELP: Readonly<Record<string, HelpTopic>> = {
   'keys list': {
     usage: ['workforce-api keys list --db <file|postgres-url> [--company <id>] [--json]'],
     summary: 'Lists keys, never their secrets: id, company, state, expiry, name and scopes.',
-    flags: [DB_EXISTING_FLAG, ['--company <id>', "only this company's keys"], jsonLastLineFlag('{"keys":[…]}')],
+    flags: [DB_EXISTING_FLAG, ['--company <id>', "only this company's keys"], jsonOnlyFlag('{"keys":[…]}')],
   },
   'keys disable': KEY_STATE_HELP,
   'keys enable': KEY_STATE_HELP,
@@ -61,7 +61,7 @@ const MODULES_SET_HELP: HelpTopic = {
     ['--company <id>', 'the company'],
     ['--module <module>', `one of ${PLATFORM_MODULES.join(', ')}`],
     ['--active true|false', 'on or off'],
-    jsonLastLineFlag('{"company_id","module","active"}'),
+    jsonOnlyFlag('{"company_id","module","active"}'),
   ],
   examples: ['workforce-api modules set --db demo.db --company 1 --module todo --active false'],
 }
@@ -72,7 +72,7 @@ export const MODULES_HELP: Readonly<Record<string, HelpTopic>> = {
 }
 
 /** `workforce-api keys create|list|disable|enable|revoke`, through the plugin's `KeyManager`. */
-export async function keys(args: string[], out: CliOutput): Promise<void> {
+export async function keys(args: string[], output: CliOutput): Promise<void> {
   const [action, ...rest] = args
   const topic = action !== undefined && KEYS_HELP[`keys ${action}`] !== undefined ? `keys ${action}` : 'keys'
   const usage = usageText(topic, KEYS_HELP[topic] as HelpTopic)
@@ -91,6 +91,7 @@ export async function keys(args: string[], out: CliOutput): Promise<void> {
     usage,
   )
   if (topic === 'keys') throw actionError('keys', action, KEYS_HELP, usage)
+  const out = jsonOnly(output, flags.json)
   const db = required(flags.db, 'db', usage)
   // Flags first, so a usage error never touches the database.
   const create = action === 'create' ? createInput(flags, usage) : undefined
@@ -171,11 +172,12 @@ function describeKey(info: ApiKeyInfo): string {
 }
 
 /** `workforce-api modules set`. */
-export async function modules(args: string[], out: CliOutput): Promise<void> {
+export async function modules(args: string[], output: CliOutput): Promise<void> {
   const [action, ...rest] = args
   const usage = usageText('modules set', MODULES_SET_HELP)
   if (action !== 'set') throw actionError('modules', action, MODULES_HELP, usage)
   const flags = parseFlags(rest, { ...DB_FLAG, ...JSON_FLAG, company: { type: 'string' }, module: { type: 'string' }, active: { type: 'string' } }, usage)
+  const out = jsonOnly(output, flags.json)
   const db = required(flags.db, 'db', usage)
   const companyId = positiveInteger(required(flags.company, 'company', usage), 'company')
   const module = required(flags.module, 'module', usage)

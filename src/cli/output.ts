@@ -1,4 +1,4 @@
-/** Where a command writes: human lines, then (with --json) one JSON object as the last line. */
+/** Where a command writes: human lines, or (with --json) one JSON object and nothing else. */
 export interface CliOutput {
   line(text: string): void
   json(value: unknown): void
@@ -6,6 +6,15 @@ export interface CliOutput {
   note?(text: string): void
   /** Whether a person watches: stdout and stderr are terminals (a progress bar is drawn then). Default false. */
   interactive?: boolean
+}
+
+/**
+ * What a command with `--json` writes to: its human lines are dropped, so stdout is the one JSON
+ * object and nothing else, for every command alike (issue 26: `keys list --json` printed both).
+ * Notes still go to stderr.
+ */
+export function jsonOnly(out: CliOutput, json: boolean | undefined): CliOutput {
+  return json === true ? { ...out, line: () => {} } : out
 }
 
 /** Writes `text` through `out.note`, or to stderr. */

@@ -1,8 +1,8 @@
 import { SEED_COMPANIES, seedRowCount } from '../seed/generate.js'
 import { DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
-import { jsonLastLineFlag, usageText, type HelpTopic } from './help-format.js'
+import { jsonOnlyFlag, usageText, type HelpTopic } from './help-format.js'
 import { CliError, describeDb, migrateDatabase, withAdapter } from './open-adapter.js'
-import type { CliOutput } from './output.js'
+import { jsonOnly, type CliOutput } from './output.js'
 import { seedProgress } from './progress.js'
 
 /** The smallest `--scale`: the generator's special rows (DST edges, special amounts) need room. */
@@ -19,7 +19,7 @@ export const SEED_HELP: HelpTopic = {
   flags: [
     DB_CREATED_FLAG,
     ['--scale <n>', `records of every list resource for company 1; at least ${MIN_SCALE} (default ${MIN_SCALE})`],
-    jsonLastLineFlag('{"companies":[…]}; no progress bar'),
+    jsonOnlyFlag('{"companies":[…]}; no progress bar'),
   ],
   sections: [
     {
@@ -39,14 +39,15 @@ export const MIGRATE_HELP: HelpTopic = {
   summary:
     'Creates the schema, or brings it to the latest version, and loads no data. Run it on a new database before ' +
     'serve, keys, modules and webhooks (they refuse a database that is not migrated), and after upgrading.',
-  flags: [DB_CREATED_FLAG, jsonLastLineFlag('{"applied":[…]}')],
+  flags: [DB_CREATED_FLAG, jsonOnlyFlag('{"applied":[…]}')],
   examples: ['workforce-api migrate --db workforce.db', 'workforce-api migrate --db postgres://app@localhost/workforce'],
 }
 
 /** `workforce-api seed`: migrate, then stream the demo data set into the database in one transaction. */
-export async function seed(args: string[], out: CliOutput): Promise<void> {
+export async function seed(args: string[], output: CliOutput): Promise<void> {
   const usage = usageText('seed', SEED_HELP)
   const flags = parseFlags(args, { ...DB_FLAG, ...JSON_FLAG, scale: { type: 'string' } }, usage)
+  const out = jsonOnly(output, flags.json)
   const db = required(flags.db, 'db', usage)
   const scale = flags.scale === undefined ? undefined : positiveInteger(flags.scale, 'scale')
   if (scale !== undefined && scale < MIN_SCALE) throw new CliError(`--scale must be at least ${MIN_SCALE}`, 2)
@@ -76,9 +77,10 @@ export async function seed(args: string[], out: CliOutput): Promise<void> {
 }
 
 /** `workforce-api migrate`: the schema only. */
-export async function migrate(args: string[], out: CliOutput): Promise<void> {
+export async function migrate(args: string[], output: CliOutput): Promise<void> {
   const usage = usageText('migrate', MIGRATE_HELP)
   const flags = parseFlags(args, { ...DB_FLAG, ...JSON_FLAG }, usage)
+  const out = jsonOnly(output, flags.json)
   const db = required(flags.db, 'db', usage)
   const applied = await migrateDatabase(db)
   if (applied.length === 0) out.line(`${describeDb(db)} is at the latest schema; nothing to do`)

@@ -16,7 +16,10 @@ import { DB_FLAG, durationFlag, parseFlags, positiveInteger, required } from './
 import { DB_EXISTING_FLAG, formatDuration, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, openAdapter } from './open-adapter.js'
 import { noteTo, type CliOutput } from './output.js'
-import { resolveWebhookKey, usesKeyFile, WEBHOOK_KEY_HOW_TO_SET, type WebhookKey } from './webhook-key.js'
+import { METRICS_PATH, registerMetricsRoute, serveMetricsOptions } from '../metrics/metrics-route.js'
+import { checkListenAddress, hostPort, listenRefusal } from './listen-address.js'
+import { hasReferencePageRenderer, REFERENCE_PAGE_OFF, registerReferencePageHint, SERVE_PREFIX } from './reference-page.js'
+import { resolveWebhookKeyLater, usesKeyFile, WEBHOOK_KEY_HOW_TO_SET, type PendingWebhookKey } from './webhook-key.js'
 
 export const DEFAULT_PORT = 3000
 export const DEFAULT_HOST = '127.0.0.1'
@@ -25,7 +28,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
 
 export const SERVE_HELP: HelpTopic = {
   usage: ['workforce-api serve --db <file|postgres-url> [--port N] [--host H] [flags]'],
-  summary: `Serves the API at /api/public/v1 (and /health/live, /health/ready) until SIGINT or SIGTERM. ${NOT_MIGRATED_NOTE}`,
+  summary:
+    'Serves the API at /api/public/v1 (and /health/live, /health/ready, and the reference page at /api/public/docs when the ' +
+    `optional @fastify/swagger-ui is installed) until SIGINT or SIGTERM. ${NOT_MIGRATED_NOTE}`,
   flags: [
     DB_EXISTING_FLAG,
     ['--port <n>', `port to listen on; 0 picks a free one (default ${DEFAULT_PORT})`],
@@ -43,6 +48,7 @@ export const SERVE_HELP: HelpTopic = {
     ['--webhook-retry-schedule <list>', `delays between delivery attempts (default ${DEFAULT_RETRY_SCHEDULE_MS.map(formatDuration).join(',')})`],
     ['--no-dispatcher', 'serve the API only; other instances deliver webhooks'],
     ['--answer-cache <bytes>', 'bytes of unchanged list and by-id answers kept in memory; 0 keeps none (default 33554432, 32 MiB)'],
+    ['--metrics', `Prometheus metrics at GET ${METRICS_PATH} on the same port, outside the API's prefix (docs/deployment.md, "Metrics")`],
   ],
   sections: [
     { heading: 'durations', lines: ['<d> is a whole number with a unit: 500ms, 10s, 5m, 2h.'] },
@@ -79,6 +85,7 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
       'webhook-retry-schedule': { type: 'string' },
       'no-dispatcher': { type: 'boolean' },
       'answer-cache': { type: 'string' },
+      metrics: { type: 'boolean' },
     },
     usage,
   )
@@ -103,9 +110,14 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   if (answerCache !== undefined && !/^\d{1,15}$/.test(answerCache)) throw new CliError(`--answer-cache must be a whole number of bytes, got "${answerCache}"`, 2)
   const shutdownMs = flags['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : durationFlag(flags['shutdown-timeout'], 'shutdown-timeout')
   const retrySchedule = retryScheduleFlag(flags['webhook-retry-schedule'])
+  const host = flags.host ?? DEFAULT_HOST
+  // A port in use or a --host that is not this machine's is refused before anything is opened.
+  await checkListenAddress(host, port)
   // A bad WORKFORCE_WEBHOOK_KEY is refused before anything is opened; the key file beside a
-  // SQLite database is read (or created) only once the database is known to be ours.
-  const early = usesKeyFile(db) ? undefined : resolveWebhookKey(db)
+  // SQLite database is read only once the database is known to be ours, and a new one is
+  // written only once the server listens, so a serve that fails leaves none behind.
+  const early = usesKeyFile(db) ? undefined : resolveWebhookKeyLater(db)
+  const referencePage = await hasReferencePageRenderer()
   const adapter = await openAdapter(db, { readWorkers: true })
   const app = Fastify({
     logger: { level: process.env.LOG_LEVEL ?? 'info', redact: LOG_REDACT_PATHS },
@@ -114,26 +126,38 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   })
   let webhookOptions: ReturnType<typeof serveWebhookOptions>
   try {
-    webhookOptions = serveWebhookOptions(early !== undefined ? early : resolveWebhookKey(db), retrySchedule, flags, out)
+    const resolved = early !== undefined ? early : resolveWebhookKeyLater(db)
+    webhookOptions = serveWebhookOptions(resolved, retrySchedule, flags, out)
     // This process owns the whole URL space: answer outside the prefix in the envelope too.
     hardenWorkforceServer(app, limits)
     app.setNotFoundHandler(handleNotFound)
     app.setErrorHandler(handleError)
     registerHealthRoutes(app, () => workforceReadiness(adapter))
     await app.register(workforceApi, {
-      prefix: '/api/public',
+      prefix: SERVE_PREFIX,
       ...portsOf(adapter),
       rateLimit,
       webhookOptions,
+      openapi: { referencePage },
       ...(answerCache === undefined ? {} : { answerCacheBytes: Number(answerCache) }),
+      ...(flags.metrics === true ? { metrics: serveMetricsOptions(adapter) } : {}),
     })
+    const registry = app.workforceApi.metricsRegistry
+    if (registry !== null) registerMetricsRoute(app, registry)
+    if (!referencePage) registerReferencePageHint(app)
     await app.ready()
     // Connections first, traffic second: until `listen`, /health/ready cannot answer at all,
     // and the first burst of requests finds the pool's connections open instead of queueing
     // behind their handshakes (and 503ing past the acquire timeout).
     await warmUp(adapter, out)
     await warmLists(adapter.storage)
-    await app.listen({ port, host: flags.host ?? DEFAULT_HOST })
+    await app.listen({ port, host }).catch((error: unknown) => {
+      throw listenRefusal(error, host, port) ?? error
+    })
+    if (resolved?.save !== undefined) {
+      const saved = resolved.save()
+      if (saved.note !== undefined) noteTo(out, saved.note)
+    }
   } catch (error) {
     await app.close()
     await adapter.close()
@@ -143,9 +167,11 @@ export async function serve(args: string[], out: CliOutput): Promise<{ url: stri
   }
   const address = app.server.address()
   const actualPort = typeof address === 'object' && address !== null ? address.port : port
-  const host = flags.host ?? DEFAULT_HOST
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
-  out.line(`workforce-api listening on ${url} (API at ${url}/api/public/v1)`)
+  const url = `http://${hostPort(host, actualPort)}`
+  out.line(`workforce-api listening on ${url} (API at ${url}${SERVE_PREFIX}/v1)`)
+  if (referencePage) out.line(`API reference: ${url}${SERVE_PREFIX}/docs (OpenAPI document: ${url}${SERVE_PREFIX}/openapi.json)`)
+  else noteTo(out, REFERENCE_PAGE_OFF)
+  if (flags.metrics === true) out.line(`metrics: ${url}${METRICS_PATH}`)
   if (webhookOptions.secretKey !== undefined && adapter.webhooks !== undefined) {
     out.line(webhookOptions.dispatcher ? 'webhooks: this instance delivers events' : 'webhooks: not delivered by this instance (--no-dispatcher)')
   }
@@ -204,13 +230,14 @@ async function warmLists(storage: Storage): Promise<void> {
  * are optional, and `serve` on Postgres ran without a key before they existed.
  */
 function serveWebhookOptions(
-  resolved: WebhookKey | null,
+  resolved: PendingWebhookKey | null,
   retrySchedule: number[] | undefined,
   flags: { 'allow-private-webhooks'?: boolean; 'no-dispatcher'?: boolean },
   out: CliOutput,
 ): WebhookOptions & { dispatcher: boolean } {
   if (resolved === null) noteTo(out, `webhook delivery is off: ${WEBHOOK_KEY_HOW_TO_SET}`)
-  else if (resolved.note !== undefined) noteTo(out, resolved.note)
+  // A key file still to be written is told about once it is (after listen).
+  else if (resolved.note !== undefined && resolved.save === undefined) noteTo(out, resolved.note)
   return {
     ...(resolved === null ? {} : { secretKey: resolved.key }),
     allowPrivateDestinations: flags['allow-private-webhooks'] === true,

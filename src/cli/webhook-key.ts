@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { SecretBox } from '../webhooks/secret-box.js'
 import { CliError, isPostgresUrl } from './open-adapter.js'
 
 /** The environment variable that holds the webhook secret key: base64 of 32 bytes. */
@@ -37,6 +38,17 @@ export interface WebhookKey {
  * @throws CliError (exit 2) when the variable is not base64 of 32 bytes, (exit 1) when the key file is damaged
  */
 export function resolveWebhookKey(db: string): WebhookKey | null {
+  const resolved = resolveWebhookKeyLater(db)
+  // Nothing is sealed with the new key yet: of two processes creating the file, the loser takes the winner's key.
+  return resolved?.save === undefined ? resolved : createKeyFile(resolved.path as string, resolved.key, { adoptWinner: true })
+}
+
+/**
+ * Like `resolveWebhookKey`, except that a key file that does not exist yet is not written: the
+ * new key comes back with `save()`, which writes the file once the command has done what it was
+ * asked (`serve`: once it listens). A command that fails leaves no key file behind (issue 26).
+ */
+export function resolveWebhookKeyLater(db: string): PendingWebhookKey | null {
   const fromEnv = process.env[WEBHOOK_KEY_ENV]
   if (fromEnv !== undefined && fromEnv !== '') {
     if (!isKey(fromEnv.trim())) throw new CliError(`${WEBHOOK_KEY_ENV} must be base64 of 32 bytes (openssl rand -base64 32)`, 2)
@@ -44,7 +56,49 @@ export function resolveWebhookKey(db: string): WebhookKey | null {
   }
   if (isPostgresUrl(db)) return null
   if (db === ':memory:') return { key: newKey(), source: 'ephemeral', note: 'the webhook secret key lives in this process only (the database is :memory:)' }
-  return keyFileBeside(db)
+  const path = `${db}${WEBHOOK_KEY_FILE_SUFFIX}`
+  const existing = readKeyFile(path)
+  if (existing !== null) return existing
+  const key = newKey()
+  return { key, source: 'new-key-file', path, save: () => createKeyFile(path, key, { adoptWinner: false }) }
+}
+
+/** A resolved key; `save` is there when the key file is still to be written. */
+export interface PendingWebhookKey extends WebhookKey {
+  /**
+   * Writes the new key file and returns the key with the line to print about it.
+   * @throws CliError when another process wrote a different key file meanwhile
+   */
+  save?(): WebhookKey
+}
+
+/**
+ * A `SecretBox` whose key is resolved (and its key file created) only when a secret is sealed or
+ * opened: `webhooks list`, or a `webhooks create` refused for its URL, events or company, never
+ * creates a key file. `resolve` runs at most once.
+ */
+export class SecretBoxOnFirstUse extends SecretBox {
+  readonly #resolve: () => string
+  #box: SecretBox | undefined
+
+  constructor(resolve: () => string) {
+    // The placeholder key is never used: both methods go to the box made on first use.
+    super(Buffer.alloc(KEY_BYTES))
+    this.#resolve = resolve
+  }
+
+  override seal(secret: string, endpointId: string): string {
+    return this.#real().seal(secret, endpointId)
+  }
+
+  override open(sealed: string, endpointId: string): string {
+    return this.#real().open(sealed, endpointId)
+  }
+
+  #real(): SecretBox {
+    this.#box ??= new SecretBox(this.#resolve())
+    return this.#box
+  }
 }
 
 /**
@@ -64,13 +118,12 @@ export function requireWebhookKey(db: string): WebhookKey {
   return resolved
 }
 
-function keyFileBeside(db: string): WebhookKey {
-  const path = `${db}${WEBHOOK_KEY_FILE_SUFFIX}`
-  const existing = readKeyFile(path)
-  if (existing !== null) return existing
-  // Written aside, then linked into place: link fails if the file exists, so of two processes
-  // creating it at once one wins and the other reads its key, never a half-written file.
-  const key = newKey()
+/**
+ * Writes `key` to the key file `path`. Written aside, then linked into place: link fails if the
+ * file exists, so of two processes creating it at once one wins and the other reads its key,
+ * never a half-written file: with `adoptWinner` the loser returns the winner's key, else it fails.
+ */
+function createKeyFile(path: string, key: string, { adoptWinner }: { adoptWinner: boolean }): WebhookKey {
   const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileSync(draft, `${key}\n`, { mode: 0o600, flag: 'wx' })
   try {
@@ -78,8 +131,10 @@ function keyFileBeside(db: string): WebhookKey {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     const winner = readKeyFile(path)
-    if (winner !== null) return winner
-    throw error
+    if (winner === null) throw error
+    if (adoptWinner) return winner
+    // A command that already uses `key` (serve, listening) cannot switch to the winner's now.
+    throw new CliError(`another workforce-api command created ${path} meanwhile; run this one again to use that key`)
   } finally {
     unlinkSync(draft)
   }

@@ -2,13 +2,14 @@ import { systemClock } from '../ports/clock.js'
 import type { DeliveryPage, WebhookDeliveryWithAttempts } from '../ports/webhook-store.js'
 import { ALL_EVENTS } from '../events/event-types.js'
 import { EVENT_TYPES } from '../api/index.js'
-import { SecretBox } from '../webhooks/secret-box.js'
+import { checkDestination, WebhookDestinationError } from '../webhooks/destination.js'
+import type { SecretBox } from '../webhooks/secret-box.js'
 import { MAX_REPLAY_BATCH, ROTATION_OVERLAP_MS, WebhookAdminError, WebhookManager, type WebhookEndpoint } from '../webhooks/webhook-manager.js'
 import { actionError, DB_FLAG, JSON_FLAG, parseFlags, positiveInteger, required } from './flags.js'
 import { DB_EXISTING_FLAG, listLines, NOT_MIGRATED_NOTE, usageText, type HelpTopic } from './help-format.js'
 import { CliError, describeDb, withAdapter, type CliAdapter } from './open-adapter.js'
 import { noteTo, type CliOutput } from './output.js'
-import { requireWebhookKey, usesKeyFile, WEBHOOK_KEY_ENV, WEBHOOK_KEY_FILE_SUFFIX } from './webhook-key.js'
+import { requireWebhookKey, SecretBoxOnFirstUse, usesKeyFile, WEBHOOK_KEY_ENV, WEBHOOK_KEY_FILE_SUFFIX } from './webhook-key.js'
 
 const WEBHOOK_STATE_HELP: HelpTopic = {
   usage: ['workforce-api webhooks enable|disable|delete|rotate --db <file|postgres-url> --id <id> [--json]'],
@@ -94,6 +95,9 @@ export const WEBHOOKS_HELP: Readonly<Record<string, HelpTopic>> = {
   },
 }
 
+/** The flag that lifts the destination policy for development (`policy.allowPrivate`). */
+const ALLOW_PRIVATE_FLAG = '--allow-private'
+
 /** `--events all` subscribes to every event type, present and future. */
 const ALL_EVENTS_WORD = 'all'
 
@@ -134,6 +138,7 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
   const id = byCompany ? undefined : required(flags.id, 'id', usage)
   const events = action === 'create' ? eventList(required(flags.events, 'events', usage)) : undefined
   const url = action === 'create' ? required(flags.url, 'url', usage) : undefined
+  if (url !== undefined) await checkUrlFlag(url, flags['allow-private'] === true)
   const page = action === 'deliveries' ? deliveryPage(flags.limit, flags.before) : undefined
   const since = action === 'replay' ? instant(required(flags.since, 'since', usage), 'since') : undefined
   const until = action === 'replay' && flags.until !== undefined ? instant(flags.until, 'until') : undefined
@@ -142,9 +147,14 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
   const json = flags.json === true
 
   await withAdapter(db, async (adapter) => {
-    const resolved = early ?? requireWebhookKey(db)
-    if (resolved.note !== undefined) noteTo(out, resolved.note)
-    const manager = webhookManager(adapter, db, resolved.key, flags['allow-private'] === true)
+    // The key (and a new key file) only once a secret is sealed or opened: a command refused
+    // for its input, or one that needs no secret (list), creates no key file.
+    const box = new SecretBoxOnFirstUse(() => {
+      const resolved = early ?? requireWebhookKey(db)
+      if (resolved.note !== undefined) noteTo(out, resolved.note)
+      return resolved.key
+    })
+    const manager = webhookManager(adapter, db, box, flags['allow-private'] === true)
     try {
       switch (action) {
         case 'create': {
@@ -228,9 +238,23 @@ export async function webhooks(args: string[], out: CliOutput): Promise<void> {
  * The plugin's manager over the adapter's webhook store, built as `keys` builds its
  * `KeyManager`. This process runs no dispatcher: `serve` finds what becomes due by polling.
  */
-function webhookManager(adapter: CliAdapter, db: string, key: string, allowPrivate: boolean): WebhookManager {
+function webhookManager(adapter: CliAdapter, db: string, box: SecretBox, allowPrivate: boolean): WebhookManager {
   if (adapter.webhooks === undefined) throw new CliError(`${describeDb(db)}: this adapter has no webhook store`)
-  return new WebhookManager({ store: adapter.webhooks, box: new SecretBox(key), clock: systemClock, policy: { allowPrivate }, wake: () => {} })
+  return new WebhookManager({ store: adapter.webhooks, box, clock: systemClock, policy: { allowPrivate }, wake: () => {} })
+}
+
+/**
+ * `--url`, checked as the manager checks it (`checkDestination`) before anything is opened, so
+ * that an http:// or private destination is refused with the flag that allows it.
+ */
+async function checkUrlFlag(url: string, allowPrivate: boolean): Promise<void> {
+  try {
+    await checkDestination(url, { allowPrivate })
+  } catch (error) {
+    if (!(error instanceof WebhookDestinationError)) throw error
+    const hint = error.reason === 'not_https' || error.reason === 'private_address' ? `; for a receiver on this machine or a private network (development only), add ${ALLOW_PRIVATE_FLAG}` : ''
+    throw new CliError(`--url ${error.message}, got "${url}"${hint}`, 2)
+  }
 }
 
 async function requireCompany(adapter: CliAdapter, companyId: number): Promise<void> {

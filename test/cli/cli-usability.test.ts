@@ -318,14 +318,21 @@ describe('keys create --expires-at', () => {
 })
 
 describe('seed progress', () => {
-  it('--json prints no progress: stdout is the company lines, the summary and the JSON; stderr is empty', async () => {
+  it('--json prints no progress: stdout is the JSON alone (issue 26); stderr is empty', async () => {
     const result = await cli('seed', '--db', join(dir, 'quiet.db'), '--scale', '2000', '--json')
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toBe('')
     const lines = result.stdout.trim().split('\n')
-    expect(lines).toHaveLength(5)
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0] as string).companies).toHaveLength(3)
+  })
+
+  it('without --json prints the companies and the rows per second', async () => {
+    const result = await cli('seed', '--db', join(dir, 'told.db'), '--scale', '2000')
+    expect(result.code, result.stderr).toBe(0)
+    const lines = result.stdout.trim().split('\n')
+    expect(lines).toHaveLength(4)
     expect(lines[3]).toMatch(/^18,420 rows in \d+\.\d s \([\d,]+ rows\/s\)$/)
-    expect(JSON.parse(lines[4] as string).companies).toHaveLength(3)
   })
 
   it.skipIf(!hasScript)('on a terminal draws a bar with rows per second, and with --json draws none', () => {

@@ -165,6 +165,10 @@ describe('the packed tarball', () => {
     expect(packedFiles.filter((path) => path.endsWith('.map'))).toEqual([])
   })
 
+  it('holds the OpenAPI documents README.md and docs/admin-api.md link to (issue 26)', () => {
+    expect(packedFiles).toEqual(expect.arrayContaining(['docs/openapi.json', 'docs/admin-openapi.json']))
+  })
+
   it('holds no file that the exports, the bin or the SQLite workers cannot reach', async () => {
     const packageDir = join(work, 'minimal', 'node_modules', 'fastify-workforce-api')
     const manifest = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { exports: unknown; bin: Record<string, string> }
