@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { WorkforceOptionError } from '../errors.js'
 import { StatementTimeout, StorageUnavailable } from '../ports/errors.js'
-import { CliError, describeDb, isPostgresUrl } from './open-adapter.js'
+import { CliError, describeDb, isPostgresUrl } from './cli-error.js'
 
 /** How deep to follow `cause` and `AggregateError.errors` (pg wraps, Node aggregates per address). */
 const MAX_DEPTH = 5

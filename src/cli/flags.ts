@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { closestName } from '../closest-name.js'
-import { CliError } from './open-adapter.js'
+import { CliError } from './cli-error.js'
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean' }>
 

@@ -1,8 +1,4 @@
 import { renderHelp, type HelpTopic } from './help-format.js'
-import { KEYS_HELP, MODULES_HELP } from './keys.js'
-import { MIGRATE_HELP, SEED_HELP } from './seed.js'
-import { SERVE_HELP } from './serve.js'
-import { WEBHOOKS_HELP } from './webhooks.js'
 
 /** Commands in the order the overview lists them, each with its purpose in a line. */
 const COMMANDS: readonly (readonly [name: string, purpose: string])[] = [
@@ -14,14 +10,18 @@ const COMMANDS: readonly (readonly [name: string, purpose: string])[] = [
   ['webhooks', 'manage webhook endpoints and read their deliveries'],
 ]
 
-/** Every help topic: a command, or a command and its action (`keys create`). */
-const HELP_TOPICS: Readonly<Record<string, HelpTopic>> = {
-  seed: SEED_HELP,
-  migrate: MIGRATE_HELP,
-  serve: SERVE_HELP,
-  ...KEYS_HELP,
-  ...MODULES_HELP,
-  ...WEBHOOKS_HELP,
+/**
+ * The help topics of a command: its own, and one per action (`keys create`). Each is loaded
+ * from the command's module only when asked for, as the command itself is (main.ts): help and
+ * a mistyped command answer without loading Fastify, Kysely or a driver.
+ */
+const TOPICS_OF: Readonly<Record<string, () => Promise<Readonly<Record<string, HelpTopic>>>>> = {
+  seed: async () => ({ seed: (await import('./seed.js')).SEED_HELP }),
+  migrate: async () => ({ migrate: (await import('./seed.js')).MIGRATE_HELP }),
+  serve: async () => ({ serve: (await import('./serve.js')).SERVE_HELP }),
+  keys: async () => (await import('./keys.js')).KEYS_HELP,
+  modules: async () => (await import('./keys.js')).MODULES_HELP,
+  webhooks: async () => (await import('./webhooks.js')).WEBHOOKS_HELP,
 }
 
 /** Whether `name` is a command. */
@@ -33,8 +33,10 @@ export function isCommand(name: string): boolean {
  * The help for `command [action]`: the action's own if it has one, else the command's, else
  * the overview.
  */
-export function helpFor(command: string | undefined, action: string | undefined): string {
-  const topic = (action === undefined ? undefined : HELP_TOPICS[`${command} ${action}`]) ?? (command === undefined ? undefined : HELP_TOPICS[command])
+export async function helpFor(command: string | undefined, action: string | undefined): Promise<string> {
+  const load = command === undefined || !Object.hasOwn(TOPICS_OF, command) ? undefined : TOPICS_OF[command]
+  const topics = load === undefined ? {} : await load()
+  const topic = (action === undefined ? undefined : topics[`${command} ${action}`]) ?? (command === undefined ? undefined : topics[command])
   return topic === undefined ? overview() : renderHelp(topic)
 }
 

@@ -5,13 +5,10 @@ import { migrationStatus, type MigrationStatus } from '../../adapters/sql/migrat
 import type { LoadProgress } from '../../adapters/sql/bulk-load.js'
 import type { ReferenceAdapterPorts } from '../ports/index.js'
 import type { SeedOptions } from '../seed/generate.js'
+import { CliError, describeDb, isPostgresUrl } from './cli-error.js'
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//
-
-/** Whether a `--db` value names a Postgres database (else it is a SQLite file path). */
-export function isPostgresUrl(db: string): boolean {
-  return POSTGRES_URL.test(db)
-}
+// Re-exported: the commands import them from here with the adapter they open.
+export { CliError, describeDb, isPostgresUrl }
 
 /** What the CLI needs of an adapter: the ports, the fixture hooks, module switches, close. */
 export interface CliAdapter extends ReferenceAdapterPorts {
@@ -162,27 +159,4 @@ function statOrNull(path: string): ReturnType<typeof statSync> | null {
 /** `value` as one shell word, for a command the user may paste. */
 function shellWord(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`
-}
-
-/** A `--db` value fit to print: a Postgres URL loses its password. */
-export function describeDb(db: string): string {
-  if (!POSTGRES_URL.test(db)) return db
-  try {
-    const url = new URL(db)
-    if (url.password !== '') url.password = '***'
-    return url.toString()
-  } catch {
-    return 'the Postgres database'
-  }
-}
-
-/** A refusal the CLI prints as one line to stderr before exiting non-zero. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message)
-    this.name = 'CliError'
-  }
 }

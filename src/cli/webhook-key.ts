@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { SecretBox } from '../webhooks/secret-box.js'
-import { CliError, isPostgresUrl } from './open-adapter.js'
+import { CliError, isPostgresUrl } from './cli-error.js'
 
 /** The environment variable that holds the webhook secret key: base64 of 32 bytes. */
 export const WEBHOOK_KEY_ENV = 'WORKFORCE_WEBHOOK_KEY'
