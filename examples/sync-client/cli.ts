@@ -126,8 +126,10 @@ export function keyOnCommandLineWarning(argv: readonly string[]): string | null 
 async function readKey(stdin: NodeJS.ReadableStream, prompt: NodeJS.WritableStream): Promise<string> {
   const terminal = (stdin as NodeJS.ReadStream).isTTY === true
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() })
-  if (terminal) prompt.write('API key (not shown as you type): ')
+  // The interface first: on a terminal it turns echo off (raw mode), and only then may the
+  // prompt invite typing, or a key typed at once would be echoed before echo is off.
   const lines = createInterface({ input: stdin, output: silent, terminal })
+  if (terminal) prompt.write('API key (not shown as you type): ')
   try {
     const line = await new Promise<string | null>((resolve) => {
       lines.once('line', resolve)
