@@ -1,13 +1,78 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * Three projects (docs/decisions.md, "How the suite is run (issue 26)"):
+ *
+ * - `quick`: in-process tests that need no server, no browser, no packed tarball and no built
+ *   CLI. `npm run test:quick` runs only these, for the edit-test loop.
+ * - `integration`: the rest that can share the machine: Postgres and Redis suites (each file has
+ *   a database of its own), Chromium, the packed package, the built CLI and child servers.
+ *   Most of their time is spent waiting on another process, so more files run at once than
+ *   there are cores.
+ * - `timing`: files that assert how soon something happens (a frozen Postgres answered within a
+ *   second, a statement stopped at its timeout, a delivery's deadline). They run after the
+ *   others, one file at a time, on a machine nothing else in the suite is loading.
+ */
+const TIMING = [
+  'test/faults/**/*.test.ts',
+  'test/adapters/postgres-guard.postgres.test.ts',
+  'test/adapters/postgres-statement-timeout.postgres.test.ts',
+  'test/reads/statement-timeout.postgres.test.ts',
+  'test/rate-limit/redis-outage.redis.test.ts',
+  'test/cli/serve-hardening.test.ts',
+  'test/errors/hardening.test.ts',
+  'test/webhooks/gc-deadline.test.ts',
+  'test/adapters/sqlite-slow-reads.test.ts',
+  // Which statements go to a read worker depends on how long they took here.
+  'test/adapters/sqlite-read-pool.test.ts',
+  // Compares the time of two kinds of request (Mann-Whitney U): other files' load would be noise.
+  'test/writes/email-existence.test.ts',
+  // Cold random pages at 200,000 rows, each within the statement timeout.
+  'test/reads/deep-pages.postgres.test.ts',
+]
+
+/**
+ * What needs more than this process (a server, a browser, the packed package, the built CLI),
+ * and the few in-process files that take minutes.
+ */
+const INTEGRATION = [
+  '**/*.postgres.test.ts',
+  '**/*.redis.test.ts',
+  '**/*.browser.test.ts',
+  'test/package/**/*.test.ts',
+  'test/readme/**/*.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/sync-client/cli.test.ts',
+  'test/metrics/prometheus.test.ts',
+  'test/attack/**/*.test.ts',
+  'examples/**/*.test.ts',
+  // Serves the built portal (dist/portal).
+  'test/admin/portal-headers.test.ts',
+  // In-process, but long: whole conformance runs, the admin API suite four times over, and long
+  // generated histories.
+  'test/conformance/reference.*.test.ts',
+  'test/admin/admin-api.test.ts',
+  'test/conformance/broken-adapters.test.ts',
+  'test/sync-client/divergence.test.ts',
+]
+
+const ALL = ['test/**/*.test.ts', 'examples/**/*.test.ts']
+
+/** Files at once in the first group: above the 2 cores of the machines we run on, since most wait. */
+const PARALLEL_FILES = Number(process.env.WORKFORCE_TEST_WORKERS ?? 4)
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Fails a test that received an API response the OpenAPI document does not describe.
     setupFiles: ['test/helpers/openapi-setup.ts'],
     // Suites that need Postgres print why they were skipped, or fail under CI=true.
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'quick', include: ALL, exclude: [...INTEGRATION, ...TIMING], maxWorkers: PARALLEL_FILES, isolate: false } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: TIMING, maxWorkers: PARALLEL_FILES } },
+      { extends: true, test: { name: 'timing', include: TIMING, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 })
