@@ -7,7 +7,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALL_SCOPES } from '../../src/scopes.js'
 import { EVENT_TYPES } from '../../src/api/index.js'
-import { lastJson, runNode, type CliResult as Result } from '../helpers/cli.js'
+import { hasScript, lastJson, runNode, shellLine, type CliResult as Result } from '../helpers/cli.js'
 
 // Issue 11, through the built binary (`npm test` builds first): help everywhere, the version,
 // one-line failures, databases that must exist and be migrated, `migrate`, seed's progress bar.
@@ -38,18 +38,8 @@ function escapeRegExp(text: string): string {
 
 /** Runs `command` with stdout and stderr on a pseudo-terminal (util-linux `script`), as a person would. */
 function inTerminal(command: string[]): string {
-  const line = command.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')
-  return execFileSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', env: { ...process.env, WORKFORCE_WEBHOOK_KEY: '' } })
+  return execFileSync('script', ['-qec', shellLine(command), '/dev/null'], { encoding: 'utf8', env: { ...process.env, WORKFORCE_WEBHOOK_KEY: '' } })
 }
-const hasScript = (() => {
-  try {
-    execFileSync('script', ['-qec', 'true', '/dev/null'])
-    return true
-  } catch {
-    return false
-  }
-})()
-
 let dir: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'wfa-cli-usability-'))

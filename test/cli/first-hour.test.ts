@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http'
 import { createServer, type Server } from 'node:net'
@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { CLI, runNode, type CliResult } from '../helpers/cli.js'
+import { CLI, hasScript, runNode, shellLine, type CliResult } from '../helpers/cli.js'
 import { freePort } from '../helpers/free-port.js'
 import { killed, spawnUntil } from '../helpers/child-process.js'
 
@@ -50,18 +50,8 @@ function killedGroup(child: ChildProcess): Promise<void> {
 
 /** Runs `command` with stdin, stdout and stderr on a pseudo-terminal (util-linux `script`). */
 function inTerminal(command: readonly string[], env: NodeJS.ProcessEnv) {
-  const line = command.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')
-  return spawn('script', ['-qec', line, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  return spawn('script', ['-qec', shellLine(command), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
 }
-
-const hasScript = (() => {
-  try {
-    execFileSync('script', ['-qec', 'true', '/dev/null'])
-    return true
-  } catch {
-    return false
-  }
-})()
 
 let dir: string
 beforeAll(() => {

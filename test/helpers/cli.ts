@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -30,3 +30,18 @@ export async function runNode(args: readonly string[], options: { script?: strin
 export function lastJson(stdout: string): any {
   return JSON.parse(stdout.trim().split('\n').pop() as string)
 }
+
+/** `command` as one `sh` line, each word single-quoted: for util-linux `script -qec <line>`. */
+export function shellLine(command: readonly string[]): string {
+  return command.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')
+}
+
+/** Whether util-linux `script` is here to run a command on a pseudo-terminal, as a person would. */
+export const hasScript = (() => {
+  try {
+    execFileSync('script', ['-qec', 'true', '/dev/null'])
+    return true
+  } catch {
+    return false
+  }
+})()

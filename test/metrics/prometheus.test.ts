@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killed, spawnUntil } from '../helpers/child-process.js'
 import { checkedFetch } from '../helpers/checked-fetch.js'
+import { eventually } from '../helpers/eventually.js'
 import { CLI, lastJson } from '../helpers/cli.js'
 import { freePort } from '../helpers/free-port.js'
 
@@ -23,6 +24,8 @@ const available = existsSync(PROMETHEUS)
 const run = promisify(execFile)
 /** How long Prometheus gets to scrape what was sent (1 s scrapes; a loaded machine is slower). */
 const SCRAPED_WITHIN_MS = 30_000
+/** Prometheus and its readiness are asked every this many ms while a test waits for a scrape. */
+const POLL_MS = 200
 
 if (!available) {
   if (inCi) {
@@ -79,11 +82,11 @@ describe.skipIf(!available)('metrics scraped by a real Prometheus', () => {
     })
     let output = ''
     prometheus.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    await until(async () => {
+    await eventually(async () => {
       if (prometheus?.exitCode !== null) throw new Error(`prometheus exited with ${prometheus?.exitCode}: ${output}`)
       const ready = await fetch(`${prometheusUrl}/-/ready`).catch(() => undefined)
       return ready?.status === 200
-    }, 20_000)
+    }, 20_000, POLL_MS)
   })
 
   afterAll(async () => {
@@ -111,7 +114,7 @@ describe.skipIf(!available)('metrics scraped by a real Prometheus', () => {
   /** Polls `promql` until it answers `expected` (bounded), and says what it answered last if it never does. */
   async function expectQuery(promql: string, expected: number): Promise<void> {
     let last: number | undefined
-    await until(async () => (last = await query(promql)) === expected, SCRAPED_WITHIN_MS).catch(() => {
+    await eventually(async () => (last = await query(promql)) === expected, SCRAPED_WITHIN_MS, POLL_MS).catch(() => {
       throw new Error(`${promql} answered ${last}, expected ${expected}`)
     })
   }
@@ -144,9 +147,10 @@ describe.skipIf(!available)('metrics scraped by a real Prometheus', () => {
     await expectQuery(`sum(workforce_http_requests_total{instance="${b.target}",status="401"})`, 4)
     await expectQuery('sum(workforce_http_request_duration_seconds_count{route="/api/public/v1/users"})', 14)
     // The documented p99 query answers a latency (seconds) once two scrapes saw the traffic.
-    const p99 = await until(
+    const p99 = await eventually(
       async () => finite(await query('histogram_quantile(0.99, sum by (le, route) (rate(workforce_http_request_duration_seconds_bucket{route="/api/public/v1/users"}[1m])))')),
       SCRAPED_WITHIN_MS,
+      POLL_MS,
     )
     expect(p99).toBeGreaterThan(0)
     expect(p99).toBeLessThan(10)
@@ -171,15 +175,4 @@ describe.skipIf(!available)('metrics scraped by a real Prometheus', () => {
 /** `value` unless it is NaN (a quantile of no increase). */
 function finite(value: number | undefined): number | undefined {
   return value === undefined || Number.isNaN(value) ? undefined : value
-}
-
-/** Polls `check` every 200 ms until it answers neither false nor undefined; rejects after `timeoutMs`. */
-async function until<T>(check: () => Promise<T | false | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== false && value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
 }
