@@ -56,7 +56,7 @@ export interface ReadPoolCounts {
 export interface MetricsOptions {
   /**
    * The prom-client registry our metrics are registered on. Default: a registry of our own,
-   * `app.workforceApi.metrics.registry`, which a host merges with its own (`Registry.merge`).
+   * `app.workforceApi.metricsRegistry`, which a host merges with its own (`Registry.merge`).
    * Never prom-client's global default registry, unless the host passes it here.
    */
   registry?: Registry
