@@ -5,7 +5,7 @@
 // server printed, must answer 200 with data. Its TypeScript must also compile, strict with
 // skipLibCheck false, with nothing installed beyond what the install lines name.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
@@ -127,7 +127,14 @@ beforeAll(async () => {
   await runQuietly(npmCommand, ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], project, {}, STEP_TIMEOUT_MS)
   // better-sqlite3 builds (or downloads) its native part in an install script, which needs the
   // network: the one our own install made for this machine is the same file.
-  if (plan.packages.includes('better-sqlite3')) {
+  // On another Node line (`scripts/node-line.sh <major> --sqlite`, as `npm run test:node24`
+  // runs the suite), ours is built for Node 20: the project gets the line's, as
+  // test/package/node-lines.test.ts links it.
+  const lineDriver = process.env.WFA_NODE_LINE_SQLITE
+  if (plan.packages.includes('better-sqlite3') && lineDriver !== undefined && lineDriver !== '') {
+    await rm(join(project, 'node_modules', 'better-sqlite3'), { recursive: true, force: true })
+    await symlink(join(lineDriver, 'node_modules', 'better-sqlite3'), join(project, 'node_modules', 'better-sqlite3'), 'dir')
+  } else if (plan.packages.includes('better-sqlite3')) {
     const release = join('node_modules', 'better-sqlite3', 'build', 'Release')
     await mkdir(join(project, release), { recursive: true })
     await copyFile(join(ROOT, release, 'better_sqlite3.node'), join(project, release, 'better_sqlite3.node'))
