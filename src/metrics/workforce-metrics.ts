@@ -167,7 +167,6 @@ export class WorkforceMetrics {
   watchBacklog(store: WebhookStore, clock: Clock): void {
     const read = store.deliveryBacklog?.bind(store)
     if (read === undefined) return
-    const registers = [this.registry]
     // One read per scrape, shared by the three gauges. A store that cannot answer leaves them
     // as they were rather than failing the whole scrape.
     let pending: Promise<DeliveryBacklog | undefined> | undefined
@@ -175,33 +174,30 @@ export class WorkforceMetrics {
       (pending ??= read(new Date(clock.now()))
         .catch(() => undefined)
         .finally(() => queueMicrotask(() => (pending = undefined))))
-    new Gauge({
-      name: `${METRIC_PREFIX}webhook_backlog_deliveries`,
-      help: 'Pending webhook deliveries (due now, waiting for a retry or in flight), across every instance sharing the store.',
-      registers,
-      async collect() {
-        const read = await backlog()
-        if (read !== undefined) this.set(read.pending)
-      },
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}webhook_due_deliveries`,
-      help: 'Pending webhook deliveries whose attempt is due now and not yet claimed, across every instance sharing the store.',
-      registers,
-      async collect() {
-        const read = await backlog()
-        if (read !== undefined) this.set(read.due)
-      },
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}webhook_oldest_due_age_seconds`,
-      help: 'How long the longest-waiting due delivery has been due; 0 when none is.',
-      registers,
-      async collect() {
-        const read = await backlog()
-        if (read !== undefined) this.set(read.oldestDueAt === null ? 0 : Math.max(0, (clock.now() - read.oldestDueAt.getTime()) / 1000))
-      },
-    })
+    scrapedGauges(
+      [this.registry],
+      [
+        [
+          'webhook_backlog_deliveries',
+          'Pending webhook deliveries (due now, waiting for a retry or in flight), across every instance sharing the store.',
+          async () => (await backlog())?.pending,
+        ],
+        [
+          'webhook_due_deliveries',
+          'Pending webhook deliveries whose attempt is due now and not yet claimed, across every instance sharing the store.',
+          async () => (await backlog())?.due,
+        ],
+        [
+          'webhook_oldest_due_age_seconds',
+          'How long the longest-waiting due delivery has been due; 0 when none is.',
+          async () => {
+            const found = await backlog()
+            if (found === undefined) return undefined
+            return found.oldestDueAt === null ? 0 : Math.max(0, (clock.now() - found.oldestDueAt.getTime()) / 1000)
+          },
+        ],
+      ],
+    )
   }
 }
 
@@ -213,32 +209,36 @@ function eventCreatedAt(payload: string): number | undefined {
   return Number.isNaN(at) ? undefined : at
 }
 
-function poolGauges(pool: PoolCounts, registers: Registry[]): void {
-  const gauge = (name: string, help: string, read: () => number) =>
+/**
+ * A gauge per `[name, help, read]`, named `workforce_<name>`, set from `read()` on each scrape;
+ * a read that answers `undefined` leaves the gauge as it was.
+ */
+function scrapedGauges(registers: Registry[], gauges: readonly (readonly [name: string, help: string, read: () => number | undefined | Promise<number | undefined>])[]): void {
+  for (const [name, help, read] of gauges) {
     new Gauge({
-      name: `${METRIC_PREFIX}db_pool_${name}`,
+      name: `${METRIC_PREFIX}${name}`,
       help,
       registers,
-      collect() {
-        this.set(read())
+      async collect() {
+        const value = await read()
+        if (value !== undefined) this.set(value)
       },
     })
-  gauge('connections', 'Connections the Postgres pool holds, idle or checked out.', () => pool.totalCount)
-  gauge('idle_connections', 'Connections of the Postgres pool that are idle.', () => pool.idleCount)
-  gauge('waiting_requests', 'Checkouts waiting for a connection of the Postgres pool (a full pool).', () => pool.waitingCount)
+  }
+}
+
+function poolGauges(pool: PoolCounts, registers: Registry[]): void {
+  scrapedGauges(registers, [
+    ['db_pool_connections', 'Connections the Postgres pool holds, idle or checked out.', () => pool.totalCount],
+    ['db_pool_idle_connections', 'Connections of the Postgres pool that are idle.', () => pool.idleCount],
+    ['db_pool_waiting_requests', 'Checkouts waiting for a connection of the Postgres pool (a full pool).', () => pool.waitingCount],
+  ])
 }
 
 function readPoolGauges(pool: ReadPoolCounts, registers: Registry[]): void {
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name: `${METRIC_PREFIX}sqlite_read_${name}`,
-      help,
-      registers,
-      collect() {
-        this.set(read())
-      },
-    })
-  gauge('queue_depth', 'Reads waiting for a SQLite read worker.', () => pool.queued)
-  gauge('running', 'Reads running in a SQLite read worker.', () => pool.running)
-  gauge('workers', 'Live SQLite read worker threads.', () => pool.threads)
+  scrapedGauges(registers, [
+    ['sqlite_read_queue_depth', 'Reads waiting for a SQLite read worker.', () => pool.queued],
+    ['sqlite_read_running', 'Reads running in a SQLite read worker.', () => pool.running],
+    ['sqlite_read_workers', 'Live SQLite read worker threads.', () => pool.threads],
+  ])
 }
