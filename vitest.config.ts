@@ -60,6 +60,13 @@ const INTEGRATION = [
 const ALL = ['test/**/*.test.ts', 'examples/**/*.test.ts']
 
 /**
+ * On another Node line (`scripts/node-line.sh`, as `npm run test:node24` runs the suite), the
+ * packed package's test of every line is left out: the run on the Node the project was installed
+ * with already installs and serves it on each line.
+ */
+const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : ['test/package/node-lines.test.ts']
+
+/**
  * The files that take longest (a minute or more here), longest first. They start first in their
  * group, so that none of them starts late and runs on alone after the rest: the Postgres
  * conformance run (343 tests, each on a freshly migrated schema) took five minutes, and started
@@ -105,7 +112,7 @@ export default defineConfig({
     sequence: { sequencer: LongestFirst },
     projects: [
       { extends: true, test: { name: 'quick', include: ALL, exclude: [...INTEGRATION, ...TIMING], maxWorkers: PARALLEL_FILES, isolate: false } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: TIMING, maxWorkers: PARALLEL_FILES, isolate: false } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: [...TIMING, ...ON_ANOTHER_LINE_LEFT_OUT], maxWorkers: PARALLEL_FILES, isolate: false } },
       { extends: true, test: { name: 'timing', include: TIMING, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
