@@ -11,7 +11,7 @@ import type { WorkforceApiOptions } from '../../src/options.js'
 import { portsOf } from '../../src/ports/index.js'
 import { workforceApi } from '../../src/plugin.js'
 import { seedDataset } from '../helpers/build.js'
-import { CHROMIUM_ARGS, chromiumPath, describeBrowser } from '../helpers/browser.js'
+import { CHROMIUM_ARGS, chromiumPath, collectPageErrors, describeBrowser } from '../helpers/browser.js'
 
 /** Screenshots at each width, kept for a human to look at (not committed). */
 const OUTPUT = join(process.cwd(), 'test-results', 'portal-issue26')
@@ -73,10 +73,7 @@ describeBrowser('the integrations portal at phone and desktop widths (issue 26)'
       { name: 'session', value: 'ada', url: strict.base },
     ])
     page = await context.newPage()
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text())
-    })
-    page.on('pageerror', (error) => errors.push(error.message))
+    collectPageErrors(page, errors)
   })
 
   afterAll(async () => {

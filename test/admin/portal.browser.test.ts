@@ -16,7 +16,7 @@ import { Id, Timestamp } from '../../src/api/wire.js'
 import { Type } from '@sinclair/typebox'
 import { seedDataset } from '../helpers/build.js'
 import { exclusiveMemberIds, listIds } from '../helpers/seed-facts.js'
-import { CHROMIUM_ARGS, chromiumPath, describeBrowser } from '../helpers/browser.js'
+import { CHROMIUM_ARGS, chromiumPath, collectPageErrors, describeBrowser } from '../helpers/browser.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 
 /** Screenshots of each screen, kept for a human to look at (not committed). */
@@ -95,10 +95,7 @@ describeBrowser('the integrations portal in a real browser', () => {
       elsewhere.push(url)
       return route.abort()
     })
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text())
-    })
-    page.on('pageerror', (error) => errors.push(error.message))
+    collectPageErrors(page, errors)
   })
 
   afterAll(async () => {

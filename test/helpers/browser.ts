@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import type { Page } from 'playwright-core'
 import { describe, it } from 'vitest'
 
 /**
@@ -35,4 +36,12 @@ export function describeBrowser(name: string, body: () => void): void {
     console.warn(`[browser] skipping "${name}": apt-get install -y chromium to run it`)
   }
   describe.skipIf(chromiumPath === undefined)(name, body)
+}
+
+/** Gathers into `errors` what the page logs as an error and the exceptions it throws, for a test to expect none. */
+export function collectPageErrors(page: Page, errors: string[]): void {
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { build, PREFIX, type TestApp } from '../helpers/build.js'
-import { CHROMIUM_ARGS, chromiumPath, describeBrowser } from '../helpers/browser.js'
+import { CHROMIUM_ARGS, chromiumPath, collectPageErrors, describeBrowser } from '../helpers/browser.js'
 
 /** Screenshots of browser tests, kept for a human to look at (not committed). */
 const OUTPUT = join(process.cwd(), 'test-results', 'openapi')
@@ -40,10 +40,7 @@ describeBrowser('the reference page in a real browser', () => {
     const failed: string[] = []
     page.on('requestfailed', (request) => failed.push(request.url()))
     const errors: string[] = []
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text())
-    })
-    page.on('pageerror', (error) => errors.push(error.message))
+    collectPageErrors(page, errors)
 
     await page.goto(`${base}${PREFIX}/docs`, { waitUntil: 'load' })
     await expect.poll(() => page.locator('.information-container .title').textContent(), { timeout: 15_000 }).toContain('Workforce public API')
