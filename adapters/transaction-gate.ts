@@ -24,7 +24,6 @@ export class TransactionGate {
   #tail: Promise<void> = Promise.resolve()
   /** The open transaction, if any: its identity (for its own reads) and its end. */
   #open: { owner: object; closed: Promise<void> } | null = null
-  readonly #context = new AsyncLocalStorage<object>()
 
   /** Runs `work` alone, after every earlier transaction; reads from elsewhere wait until it settles. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -41,7 +40,7 @@ export class TransactionGate {
     let close!: () => void
     this.#open = { owner, closed: new Promise((resolve) => (close = resolve)) }
     try {
-      return await this.#context.run(owner, work)
+      return await transactions.run({ owner, outer: transactions.getStore() }, work)
     } finally {
       this.#open = null
       // Resolved in this order, waiting reads run before the next transaction begins.
@@ -56,7 +55,7 @@ export class TransactionGate {
    */
   readable(): Promise<void> | undefined {
     const open = this.#open
-    if (open === null || this.#context.getStore() === open.owner) return undefined
+    if (open === null || runsInside(open.owner)) return undefined
     return open.closed
   }
 
@@ -65,8 +64,29 @@ export class TransactionGate {
    * use the transaction's own connection: another one (a SQLite read worker) would not see its writes.
    */
   inside(): boolean {
-    return this.#open !== null && this.#context.getStore() === this.#open.owner
+    return this.#open !== null && runsInside(this.#open.owner)
   }
+}
+
+/** The transactions the caller runs inside, innermost first (a transaction on one gate may run inside another's). */
+interface Inside {
+  owner: object
+  outer: Inside | undefined
+}
+
+/**
+ * One async context for every gate in the process, not one per gate. On Node 20 each
+ * `AsyncLocalStorage` that has been used costs every promise created afterwards, in every
+ * context, until it is disabled: a gate per adapter made a process that opens adapters one after
+ * another (a test suite, a host opening one per tenant) slower with each one it had opened.
+ */
+const transactions = new AsyncLocalStorage<Inside>()
+
+function runsInside(owner: object): boolean {
+  for (let inside = transactions.getStore(); inside !== undefined; inside = inside.outer) {
+    if (inside.owner === owner) return true
+  }
+  return false
 }
 
 /** Waits until `gate` lets a read run now. The SQLite hot path checks `gate.readable()` first to skip even this await. */
