@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import { afterAll } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { openPostgresAdapter } from '../../adapters/postgres/index.js'
 import { openSqliteAdapter } from '../../adapters/sqlite/index.js'
@@ -10,6 +11,7 @@ import type { AuditEntry } from '../../src/ports/audit-store.js'
 import { portsOf, type ReferenceAdapterPorts } from '../../src/ports/index.js'
 import { workforceApi } from '../../src/plugin.js'
 import { seedDataset } from '../helpers/build.js'
+import { postgresSchemaPool, type PostgresSchemaPool } from '../helpers/postgres-schema-pool.js'
 
 export const API = '/api/public'
 export const ADMIN = '/settings/integrations/api'
@@ -45,13 +47,21 @@ export function sqliteFactory(dir: () => string): AdminAdapterFactory {
 }
 
 export function postgresFactory(url: () => string): AdminAdapterFactory {
+  // A schema as its migrations left it for each test: migrated once, put back after each
+  // (test/helpers/postgres-schema-pool.ts). Call inside the suite's `describe`, after
+  // `useTestDatabase()`, so the pool ends before the database is dropped.
+  let schemas: PostgresSchemaPool | undefined
+  afterAll(async () => {
+    await schemas?.end()
+  })
   return {
     name: 'postgres',
     async open() {
-      const schema = `admin_${randomBytes(4).toString('hex')}`
+      schemas ??= postgresSchemaPool(url(), `admin_${randomBytes(4).toString('hex')}`)
+      const schema = await schemas.take()
       const adapter = await openPostgresAdapter({ connectionString: url() }, { schema })
       await adapter.loadDataset(seedDataset())
-      return { adapter, second: () => openPostgresAdapter({ connectionString: url() }, { schema }), drop: async () => {} }
+      return { adapter, second: () => openPostgresAdapter({ connectionString: url() }, { schema }), drop: () => schemas!.release(schema) }
     },
   }
 }
