@@ -368,7 +368,8 @@ interface WorkerEntry {
 /**
  * Where the worker entry is, wherever this code runs:
  * - bundled by tsup: `dist/adapters/sqlite/sqlite-read-worker.{js,cjs}` (an entry of its own),
- *   seen from `dist/adapters/sqlite/index.*` (same folder) or from a chunk or the CLI at `dist/`;
+ *   seen from `dist/adapters/sqlite/index.*` (same folder), from a chunk at `dist/`, or from one
+ *   of the CLI's chunks at `dist/cli/`;
  * - from source (tsx, vitest): `./sqlite-read-worker.ts` beside this file. Node 20 runs neither
  *   a `.ts` worker nor `--import` hooks in workers, so the worker registers tsx's CommonJS
  *   hook itself (tsx is a dev dependency; source only runs where it is installed).
@@ -377,7 +378,7 @@ function readWorkerEntry(): WorkerEntry {
   const here = import.meta.url
   const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
   const name = `sqlite-read-worker.${extension}`
-  const candidates = [new URL(`./${name}`, here), new URL(`./adapters/sqlite/${name}`, here)]
+  const candidates = [new URL(`./${name}`, here), new URL(`./adapters/sqlite/${name}`, here), new URL(`../adapters/sqlite/${name}`, here)]
   const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
   if (url === undefined) {
     throw new Error(`SqliteReadPool: worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)

@@ -94,8 +94,8 @@ function workerResult(worker: Worker, progress: LoadProgress): Promise<ListVersi
 
 /**
  * Where the worker entry is, wherever this code runs (as `SqliteReadPool` finds its worker):
- * - bundled by tsup: `dist/seed/sqlite-seed-worker.js` (an entry of its own), seen from the
- *   CLI or a chunk at `dist/`;
+ * - bundled by tsup: `dist/seed/sqlite-seed-worker.js` (an entry of its own), seen from a
+ *   chunk at `dist/` or one of the CLI's chunks at `dist/cli/`;
  * - from source (tsx, vitest): `./sqlite-seed-worker.ts` beside this file, which registers
  *   tsx's CommonJS hook itself (Node 20 runs neither a `.ts` worker nor `--import` hooks in workers).
  */
@@ -103,7 +103,7 @@ function seedWorkerEntry(): { entry: URL | string; eval: boolean } {
   const here = import.meta.url
   const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
   const name = `sqlite-seed-worker.${extension}`
-  const candidates = [new URL(`./${name}`, here), new URL(`./seed/${name}`, here)]
+  const candidates = [new URL(`./${name}`, here), new URL(`./seed/${name}`, here), new URL(`../seed/${name}`, here)]
   const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
   if (url === undefined) throw new Error(`bulk load: seed worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)
   if (extension !== 'ts') return { entry: url, eval: false }
