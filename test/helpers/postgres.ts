@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest'
 import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
@@ -51,7 +52,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: url.toString(),
-    drop: () => withAdmin(adminUrl, (admin) => admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)).then(() => {}),
+    drop: () =>
+      withAdmin(adminUrl, async (admin) => {
+        await untilDisconnected(admin, name)
+        await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
+      }),
   }
 }
 
@@ -127,6 +132,24 @@ function requireAdminUrl(): string {
   if (postgresAdminUrl === undefined) throw new Error(`No Postgres server: ${HOW_TO_ENABLE}`)
   return postgresAdminUrl
 }
+
+/**
+ * Waits, up to `GOODBYE_MS`, for the connections to `database` to end. A pool's `end()` settles
+ * before its clients' connections have closed on the server; `drop … with (force)` then
+ * terminates the ones still on their way out, and a client hears the server's 57P01 in the
+ * middle of ending, with no one listening for it (an uncaught error that fails the whole run).
+ * Connections still open after the wait are the test's own business: `force` ends them.
+ */
+async function untilDisconnected(admin: pg.Client, database: string): Promise<void> {
+  const deadline = Date.now() + GOODBYE_MS
+  for (;;) {
+    const { rows } = await admin.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [database])
+    if (rows[0]!.n === 0 || Date.now() >= deadline) return
+    await sleep(10)
+  }
+}
+
+const GOODBYE_MS = 500
 
 async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 })
