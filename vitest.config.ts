@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
@@ -67,34 +70,24 @@ const ALL = ['test/**/*.test.ts', 'examples/**/*.test.ts']
 const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : ['test/package/node-lines.test.ts']
 
 /**
- * The files that take longest (a minute or more here), longest first. They start first in their
- * group, so that none of them starts late and runs on alone after the rest: the Postgres
- * conformance run (343 tests, each on a freshly migrated schema) took five minutes, and started
- * last when files were ordered by size.
+ * Each file's duration in a full run here (seconds), written by `npm run test:durations`
+ * (test/helpers/durations-reporter.ts). Files start longest first in their group, so that none
+ * of the long ones starts late and runs on alone after the rest: ordered by size, the Postgres
+ * conformance run started last. Vitest keeps past durations of its own, but in `node_modules`,
+ * which a fresh clone (CI) does not have: the committed table orders every checkout alike.
  */
-const LONGEST_FIRST = [
-  'test/conformance/reference.postgres.test.ts',
-  'test/cli/first-hour.test.ts',
-  'test/cli/webhooks-cli.test.ts',
-  'test/cli/cli-usability.test.ts',
-  'test/conformance/reference.sqlite.test.ts',
-  'test/admin/admin-api.postgres.test.ts',
-  'test/package/consumer.test.ts',
-  'test/reads/list-pages.test.ts',
-  'test/package/node-lines.test.ts',
-  'test/admin/admin-api.test.ts',
-  'test/readme/quick-start.test.ts',
-]
+const DURATIONS: Record<string, number> = JSON.parse(readFileSync(new URL('./test/durations.json', import.meta.url), 'utf8'))
 
-/** Vitest's own order (by group, project, then past durations or size), with `LONGEST_FIRST` ahead in each group. */
+/** What a file missing from `DURATIONS` (a new one) counts as: ahead of every known one. */
+const UNKNOWN = 1e9
+
+/** By group, then longest first by `DURATIONS`; files missing from it ahead of the rest, in vitest's own order. */
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (file: TestSpecification) => {
-      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(`/${path}`))
-      return index === -1 ? LONGEST_FIRST.length : index
-    }
+    const root = fileURLToPath(new URL('./', import.meta.url))
+    const seconds = (file: TestSpecification) => DURATIONS[relative(root, file.moduleId)] ?? UNKNOWN
     const group = (file: TestSpecification) => file.project.config.sequence.groupOrder
-    return (await super.sort(files)).sort((a, b) => group(a) - group(b) || rank(a) - rank(b))
+    return (await super.sort(files)).sort((a, b) => group(a) - group(b) || seconds(b) - seconds(a))
   }
 }
 
