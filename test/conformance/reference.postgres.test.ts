@@ -5,7 +5,7 @@ import { describeStorageConformance } from '../../src/conformance/index.js'
 import { conformanceFixture, loadableCopy } from '../../src/conformance/fixture.js'
 import { LIST_RESOURCES } from '../../src/conformance/resources.js'
 import { describePostgres, readChangeEvents, useTestDatabase } from '../helpers/postgres.js'
-import { postgresSchemaPool, type PostgresSchemaPool } from '../helpers/postgres-schema-pool.js'
+import { postgresSchemaPool, relationsOf, type PostgresSchemaPool } from '../helpers/postgres-schema-pool.js'
 import { portsOf } from '../../src/ports/index.js'
 
 describePostgres('postgres conformance', () => {
@@ -83,14 +83,12 @@ describePostgres('postgres conformance', () => {
 /** Every table's rows (when each migration ran left out) and every sequence's position, by name. */
 async function contentsOf(admin: pg.Pool, schema: string): Promise<Record<string, unknown>> {
   const contents: Record<string, unknown> = {}
-  const name = (relation: string) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(relation)}`
-  const { rows: tables } = await admin.query<{ tablename: string }>('select tablename from pg_tables where schemaname = $1 order by tablename', [schema])
-  for (const { tablename } of tables) {
+  const { name, tables, sequences } = await relationsOf(admin, schema)
+  for (const tablename of tables) {
     const { rows } = await admin.query(`select * from ${name(tablename)} order by 1`)
     contents[tablename] = tablename === 'wfa_migrations' ? rows.map(({ timestamp: _ran, ...row }) => row) : rows
   }
-  const { rows: sequences } = await admin.query<{ sequencename: string }>('select sequencename from pg_sequences where schemaname = $1 order by sequencename', [schema])
-  for (const { sequencename } of sequences) {
+  for (const sequencename of sequences) {
     contents[sequencename] = (await admin.query(`select last_value, is_called from ${name(sequencename)}`)).rows[0]
   }
   return contents

@@ -26,13 +26,12 @@ export function postgresSchemaPool(url: string, prefix: string): PostgresSchemaP
   // An idle connection's error (the database dropped while it closes) is no test's failure.
   admin.on('error', () => {})
   const free: string[] = []
-  const all: string[] = []
+  /** Every schema of the pool, held or free, with what restores it. */
   const snapshots = new Map<string, Snapshot>()
   let next = 0
 
   const drop = async (schema: string) => {
     snapshots.delete(schema)
-    all.splice(all.indexOf(schema), 1)
     await admin.query(`drop schema if exists ${pg.escapeIdentifier(schema)} cascade`)
   }
 
@@ -41,10 +40,14 @@ export function postgresSchemaPool(url: string, prefix: string): PostgresSchemaP
       const reused = free.pop()
       if (reused !== undefined) return reused
       const schema = `${prefix}_${++next}`
-      all.push(schema)
-      const adapter = await openPostgresAdapter({ connectionString: url }, { schema })
-      await adapter.close()
-      snapshots.set(schema, await snapshotOf(admin, schema))
+      try {
+        const adapter = await openPostgresAdapter({ connectionString: url }, { schema })
+        await adapter.close()
+        snapshots.set(schema, await snapshotOf(admin, schema))
+      } catch (error) {
+        await drop(schema)
+        throw error
+      }
       return schema
     },
     async release(schema) {
@@ -60,7 +63,7 @@ export function postgresSchemaPool(url: string, prefix: string): PostgresSchemaP
       }
     },
     async end() {
-      for (const schema of [...all]) await drop(schema)
+      for (const schema of [...snapshots.keys()]) await drop(schema)
       await admin.end()
     },
   }
@@ -72,22 +75,31 @@ export function postgresSchemaPool(url: string, prefix: string): PostgresSchemaP
  * migrations wrote put back, every sequence set to where it stood.
  */
 async function snapshotOf(admin: pg.Pool, schema: string): Promise<Snapshot> {
-  const name = (relation: string) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(relation)}`
-  const { rows: tables } = await admin.query<{ tablename: string }>('select tablename from pg_tables where schemaname = $1 order by tablename', [schema])
-  const { rows: sequences } = await admin.query<{ sequencename: string }>('select sequencename from pg_sequences where schemaname = $1 order by sequencename', [schema])
+  const { name, tables, sequences } = await relationsOf(admin, schema)
   const statements = ['begin', 'set local session_replication_role = replica']
   const restores: string[] = []
-  for (const { tablename } of tables) {
+  for (const tablename of tables) {
     statements.push(`delete from ${name(tablename)}`)
     const { rows: [held] } = await admin.query<{ rows: string | null }>(`select json_agg(t)::text as rows from ${name(tablename)} t`)
     if (held?.rows == null) continue
     restores.push(`insert into ${name(tablename)} select * from json_populate_recordset(null::${name(tablename)}, ${pg.escapeLiteral(held.rows)}::json)`)
   }
   statements.push(...restores)
-  for (const { sequencename } of sequences) {
+  for (const sequencename of sequences) {
     const { rows: [position] } = await admin.query<{ last_value: string; is_called: boolean }>(`select last_value, is_called from ${name(sequencename)}`)
     statements.push(`select setval(${pg.escapeLiteral(name(sequencename))}, ${BigInt(position!.last_value)}, ${position!.is_called})`)
   }
   statements.push('commit')
   return statements.join(';\n')
+}
+
+/** A schema's tables and sequences, by name, and how to name one of them in SQL. */
+export async function relationsOf(admin: pg.Pool, schema: string): Promise<{ name(relation: string): string; tables: string[]; sequences: string[] }> {
+  const { rows: tables } = await admin.query<{ tablename: string }>('select tablename from pg_tables where schemaname = $1 order by tablename', [schema])
+  const { rows: sequences } = await admin.query<{ sequencename: string }>('select sequencename from pg_sequences where schemaname = $1 order by sequencename', [schema])
+  return {
+    name: (relation) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(relation)}`,
+    tables: tables.map((row) => row.tablename),
+    sequences: sequences.map((row) => row.sequencename),
+  }
 }
