@@ -78,14 +78,16 @@ const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : 
  */
 const DURATIONS: Record<string, number> = JSON.parse(readFileSync(new URL('./test/durations.json', import.meta.url), 'utf8'))
 
+/** The repository, which `DURATIONS`' paths are relative to. */
+const ROOT = fileURLToPath(new URL('./', import.meta.url))
+
 /** What a file missing from `DURATIONS` (a new one) counts as: ahead of every known one. */
 const UNKNOWN = 1e9
 
 /** By group, then longest first by `DURATIONS`; files missing from it ahead of the rest, in vitest's own order. */
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const root = fileURLToPath(new URL('./', import.meta.url))
-    const seconds = (file: TestSpecification) => DURATIONS[relative(root, file.moduleId)] ?? UNKNOWN
+    const seconds = (file: TestSpecification) => DURATIONS[relative(ROOT, file.moduleId)] ?? UNKNOWN
     const group = (file: TestSpecification) => file.project.config.sequence.groupOrder
     return (await super.sort(files)).sort((a, b) => group(a) - group(b) || seconds(b) - seconds(a))
   }
