@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 import type { ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-protocol.js'
 import { sqliteStorageError } from './sqlite-errors.js'
+import { workerEntry } from './worker-entry.js'
 
 /** Worker threads, each with its own read-only connection. Two: the reference server's machine is small. */
 export const DEFAULT_READ_WORKERS = 2
@@ -119,7 +117,7 @@ export class SqliteReadPool {
   readonly #cacheKib: number
   readonly #readsPerWorker: number
   readonly #onWorker: ((worker: Worker) => void) | undefined
-  readonly #worker = readWorkerEntry()
+  readonly #worker = workerEntry(import.meta.url, 'sqlite-read-worker', 'adapters/sqlite', 'SqliteReadPool')
   readonly #slots = new Set<Slot>()
   readonly #queue = new FairQueue<Job>()
   /** Reads running per company (absent: none). */
@@ -357,33 +355,4 @@ class FairQueue<T extends { companyId: number }> {
     if (jobs.length === 0) this.#byCompany.delete(job.companyId)
     this.#size--
   }
-}
-
-/** How to start a read worker: a file, or (from TypeScript source) a bootstrap to evaluate. */
-interface WorkerEntry {
-  entry: URL | string
-  eval: boolean
-}
-
-/**
- * Where the worker entry is, wherever this code runs:
- * - bundled by tsup: `dist/adapters/sqlite/sqlite-read-worker.{js,cjs}` (an entry of its own),
- *   seen from `dist/adapters/sqlite/index.*` (same folder), from a chunk at `dist/`, or from one
- *   of the CLI's chunks at `dist/cli/`;
- * - from source (tsx, vitest): `./sqlite-read-worker.ts` beside this file. Node 20 runs neither
- *   a `.ts` worker nor `--import` hooks in workers, so the worker registers tsx's CommonJS
- *   hook itself (tsx is a dev dependency; source only runs where it is installed).
- */
-function readWorkerEntry(): WorkerEntry {
-  const here = import.meta.url
-  const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
-  const name = `sqlite-read-worker.${extension}`
-  const candidates = [new URL(`./${name}`, here), new URL(`./adapters/sqlite/${name}`, here), new URL(`../adapters/sqlite/${name}`, here)]
-  const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
-  if (url === undefined) {
-    throw new Error(`SqliteReadPool: worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)
-  }
-  if (extension !== 'ts') return { entry: url, eval: false }
-  const tsx = createRequire(here).resolve('tsx/cjs/api')
-  return { entry: `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(url))})`, eval: true }
 }

@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { ListVersionBump, LoadProgress } from '../../adapters/sql/bulk-load.js'
 import { expenses, projects, todos } from '../../adapters/sql/tables/index.js'
 import { sqliteCodec } from '../../adapters/sqlite/sqlite-codec.js'
+import { workerEntry } from '../../adapters/sqlite/worker-entry.js'
 import {
   loadSqliteDatasetInParallel,
   loadSqliteDatasetStream,
@@ -71,7 +69,7 @@ function seedWorkerLoader(scale: number | undefined, progress: LoadProgress): Sq
 
 /** Starts the seed worker on its file. */
 function startSeedWorker(workerData: SeedWorkerData): Worker {
-  const entry = seedWorkerEntry()
+  const entry = workerEntry(import.meta.url, 'sqlite-seed-worker', 'seed', 'bulk load')
   return new Worker(entry.entry, { workerData, eval: entry.eval })
 }
 
@@ -90,23 +88,4 @@ function workerResult(worker: Worker, progress: LoadProgress): Promise<ListVersi
       else reject(new Error(`bulk load: the seed worker stopped (exit code ${code}) before it finished`))
     })
   })
-}
-
-/**
- * Where the worker entry is, wherever this code runs (as `SqliteReadPool` finds its worker):
- * - bundled by tsup: `dist/seed/sqlite-seed-worker.js` (an entry of its own), seen from a
- *   chunk at `dist/` or one of the CLI's chunks at `dist/cli/`;
- * - from source (tsx, vitest): `./sqlite-seed-worker.ts` beside this file, which registers
- *   tsx's CommonJS hook itself (Node 20 runs neither a `.ts` worker nor `--import` hooks in workers).
- */
-function seedWorkerEntry(): { entry: URL | string; eval: boolean } {
-  const here = import.meta.url
-  const extension = /\.(ts|cjs|mjs|js)$/.exec(new URL(here).pathname)?.[1] ?? 'js'
-  const name = `sqlite-seed-worker.${extension}`
-  const candidates = [new URL(`./${name}`, here), new URL(`./seed/${name}`, here), new URL(`../seed/${name}`, here)]
-  const url = candidates.find((candidate) => existsSync(fileURLToPath(candidate)))
-  if (url === undefined) throw new Error(`bulk load: seed worker entry not found; looked for ${candidates.map((c) => fileURLToPath(c)).join(', ')}`)
-  if (extension !== 'ts') return { entry: url, eval: false }
-  const tsx = createRequire(here).resolve('tsx/cjs/api')
-  return { entry: `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(url))})`, eval: true }
 }

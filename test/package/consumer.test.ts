@@ -174,7 +174,7 @@ describe('the packed tarball', () => {
     const manifest = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { exports: unknown; bin: Record<string, string> }
     const targets = (value: unknown): string[] =>
       typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(targets) : []
-    // The workers are started by path (readWorkerEntry, seedWorkerEntry), not imported.
+    // The workers are started by path (adapters/sqlite/worker-entry.ts), not imported.
     const workers = ['./dist/adapters/sqlite/sqlite-read-worker.js', './dist/adapters/sqlite/sqlite-read-worker.cjs', './dist/seed/sqlite-seed-worker.js']
     // The built portal is read by path (registerPortal) and served as it is: every file of it is reached.
     const portal = packedFiles.filter((path) => path.startsWith('dist/portal/')).map((path) => `./${path}`)
