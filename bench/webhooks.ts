@@ -21,10 +21,15 @@
  * from its first arrival to its last. The one-endpoint
  * drain against the full concurrency (the figure before) is printed too.
  *
- * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…]
+ * `--profile DIR` samples this process's CPU during each drain only (node:inspector; the receiver
+ * shares the process) into `DIR/<backend>-<drain>.cpuprofile`, and prints the main thread's busy
+ * time per delivery by place and the heaviest functions.
+ *
+ * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…] [--profile DIR]
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -41,6 +46,7 @@ import type { ReferenceAdapterPorts } from '../src/ports/index.js'
 import { portsOf } from '../src/ports/index.js'
 import type { CompanyRecord } from '../src/ports/records.js'
 import { workforceApi } from '../src/plugin.js'
+import { readSelfTimes } from './cpu-profile.js'
 
 const { values } = parseArgs({
   options: {
@@ -53,6 +59,7 @@ const { values } = parseArgs({
     'baseline-s': { type: 'string' },
     backends: { type: 'string' },
     pg: { type: 'string' },
+    profile: { type: 'string' },
   },
 })
 const RATE = Number(values.rate ?? 1_000)
@@ -67,6 +74,7 @@ const ENDPOINTS = Number(values.endpoints ?? 32)
 const COMPANIES = Number(values.companies ?? 8)
 const BASELINE_S = Number(values['baseline-s'] ?? 5)
 const BATCH = 10
+const PROFILE_DIR = values.profile
 /** The dispatcher's `concurrency` here (its default): attempts in flight in all. */
 const CONCURRENCY = 64
 /** The defaults of `endpointConcurrency` and `companyConcurrency` (src/options.ts), which the bench leaves alone. */
@@ -255,6 +263,45 @@ async function steady(app: FastifyInstance, adapter: Opened['adapter'], transact
  */
 const spanS = (arrivals: number[]) => (Math.max(...arrivals) - Math.min(...arrivals)) / 1000
 
+/**
+ * Samples this process's CPU while `drain` runs, when `--profile` asked for it: written to
+ * `<PROFILE_DIR>/<name>.cpuprofile`, then summed per delivery (busy main-thread time; the
+ * receiver's share included, as it runs here too).
+ */
+async function profiled<T>(name: string, deliveries: () => number, drain: () => Promise<T>): Promise<T> {
+  if (PROFILE_DIR === undefined) return drain()
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.setSamplingInterval', { interval: 200 })
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  let result: T
+  try {
+    result = await drain()
+  } finally {
+    const { profile } = await session.post('Profiler.stop')
+    session.disconnect()
+    mkdirSync(PROFILE_DIR, { recursive: true })
+    const file = join(PROFILE_DIR, `${name}.cpuprofile`)
+    writeFileSync(file, JSON.stringify(profile))
+    const times = readSelfTimes([file], join(import.meta.dirname, '..') + '/')
+    const count = Math.max(1, deliveries())
+    const per = (micros: number) => `${(micros / count).toFixed(1)} µs`
+    const top = (map: Map<string, number>, n: number) =>
+      [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([key, micros]) => `    ${per(micros).padStart(9)}  ${((100 * micros) / times.busyMicros).toFixed(1).padStart(5)} %  ${key}`)
+    console.error(
+      [
+        `bench: profile ${file}: ${count} deliveries, ${per(times.busyMicros)} of busy main thread each`,
+        '  by place:',
+        ...top(times.places, 12),
+        '  by function:',
+        ...top(times.functions, 25),
+      ].join('\n'),
+    )
+  }
+  return result
+}
+
 /** Fails what a phase left pending, so the next phase measures only its own deliveries. @returns how many. */
 async function failLeftOvers(adapter: Opened['adapter']): Promise<number> {
   const left = await sql<{ n: number }>`select count(*) as n from wfa_webhook_deliveries where status = 'pending'`.execute(adapter.db)
@@ -293,7 +340,9 @@ async function run(backend: string): Promise<Result> {
   await publisher.close()
   const drainer = await appOver(adapter, secretKey, true)
   const drainDeadline = performance.now() + 120_000
-  while (receiver.arrivals.size < BACKLOG && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  await profiled(`${backend}-one-endpoint`, () => receiver.arrivals.size, async () => {
+    while (receiver.arrivals.size < BACKLOG && performance.now() < drainDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  })
   const drainedIds = [...receiver.arrivals.keys()].filter((id) => backlog.has(id))
   const drained = drainedIds.length
   const drainS = spanS(drainedIds.map((id) => receiver.arrivals.get(id) ?? 0))
@@ -323,7 +372,9 @@ async function run(backend: string): Promise<Result> {
   receiver.deliveries.clear()
   const spreadDrainer = await appOver(adapter, secretKey, true)
   const spreadDeadline = performance.now() + 120_000
-  while (receiver.deliveries.size < expected.size && performance.now() < spreadDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  await profiled(`${backend}-spread`, () => receiver.deliveries.size, async () => {
+    while (receiver.deliveries.size < expected.size && performance.now() < spreadDeadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  })
   const spreadArrivals = [...receiver.deliveries].filter(([key]) => expected.has(key)).map(([, at]) => at)
   const spreadS = spanS(spreadArrivals)
   await spreadDrainer.close()
