@@ -88,7 +88,9 @@ const USER_AGENT = 'fastify-workforce-api-webhooks/1'
  * Finished attempts wake the claim loop at most once per this (ms): each frees a place under a
  * cap, but most such claims find nothing new, and on SQLite every claim runs on the event loop.
  * A commit (`wake()`) is never delayed by it, nor is the end of an attempt that held the last
- * place under its endpoint's, its company's or this dispatcher's cap (a backlog waits for it).
+ * place under its endpoint's, its company's or this dispatcher's cap (a backlog waits for it),
+ * nor, while draining a backlog (the last claim filled its room), any freed place: that claim
+ * most likely finds more, and waits only URGENT_COALESCE_MS.
  */
 const FREED_CLAIM_INTERVAL_MS = 50
 /**
@@ -141,6 +143,17 @@ export class WebhookDispatcher {
   #woken = false
   /** An attempt finished since the last claim (a place under a cap may be free). */
   #freed = false
+  /**
+   * The last claim filled all the room it had, so more is likely due: a freed place is claimed
+   * again after URGENT_COALESCE_MS rather than FREED_CLAIM_INTERVAL_MS. Without it a backlog
+   * spread over endpoints whose caps never bind waited up to 50 ms after each batch's last answer.
+   */
+  #backlog = false
+  /**
+   * A record announced freed places to every instance (`finishAttempts(…, true)`) since the last
+   * claim: this dispatcher then claims at that wake-up, like the others, not before them.
+   */
+  #announced = false
   /**
    * Endpoints whose finished attempt held the last place under a cap (`''`: this dispatcher's
    * own): the loop claims once one of them has no other attempt awaiting its answer, or
@@ -236,6 +249,8 @@ export class WebhookDispatcher {
         } catch (error) {
           log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
         }
+        this.#backlog = claims.length === room
+        this.#announced = false
         for (const claimed of claims) this.#start(claimed)
         // A full batch: more may be due at once.
         if (claims.length === room) continue
@@ -267,7 +282,10 @@ export class WebhookDispatcher {
     this.#finished = []
     const { store } = this.#settings
     const wake = this.#wakesOthers && this.#urgent.size > 0
-    if (wake) this.#urgent.clear()
+    if (wake) {
+      this.#urgent.clear()
+      this.#announced = true
+    }
     try {
       if (store.finishAttempts !== undefined) {
         const recorded = await store.finishAttempts(
@@ -328,8 +346,9 @@ export class WebhookDispatcher {
   /**
    * Waits for the loop's next turn. @returns true to claim then: a wake-up, a finished attempt
    * that held the last place under a cap, `ms` passed, or (no sooner than
-   * FREED_CLAIM_INTERVAL_MS after the last claim) any freed place; false when the turn only has
-   * finished attempts to record. Once stopped: until an attempt finishes or is abandoned.
+   * FREED_CLAIM_INTERVAL_MS after the last claim, URGENT_COALESCE_MS while draining a backlog)
+   * any freed place; false when the turn only has finished attempts to record. Once stopped:
+   * until an attempt finishes or is abandoned.
    */
   #sleep(ms: number): Promise<boolean> {
     const until = performance.now() + ms
@@ -354,7 +373,8 @@ export class WebhookDispatcher {
           // Announced with the record: the wake-up that follows is this dispatcher's turn to claim.
           if (urgentWait <= 0) return done(!this.#wakesOthers)
         }
-        const freedWait = this.#freed ? this.#lastClaimAt + FREED_CLAIM_INTERVAL_MS - now : Number.POSITIVE_INFINITY
+        const interval = this.#backlog && !this.#announced ? URGENT_COALESCE_MS : FREED_CLAIM_INTERVAL_MS
+        const freedWait = this.#freed ? this.#lastClaimAt + interval - now : Number.POSITIVE_INFINITY
         if (freedWait <= 0 || now >= until) return done(true)
         // Recorded now, unless a claim is about to take the turn anyway.
         if (this.#finished.length > 0 && urgentWait === Number.POSITIVE_INFINITY) return done(false)
