@@ -367,13 +367,21 @@ export class SqlWebhookStore implements WebhookStore {
       room as materialized (
         select id, company_id, troubled,
           (case when paused_until is not null then 1 when troubled = 1 then ${troubledEndpointLimit} else ${endpointLimit} end) - inflight as room,
-          -- The due time of the last delivery the endpoint could add to this batch.
+          -- The due time and id of the last delivery the endpoint could add to this batch (with
+          -- fewer due than that, every due one): deliveries published in one transaction share
+          -- their due time, so the time alone let the ranking read all of them.
           coalesce(
             (select last.next_attempt_at from ${table(DELIVERIES)} last
              where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
              order by last.next_attempt_at, last.id limit 1 offset ${skipToLast}),
             ${at}
-          ) as cutoff
+          ) as cutoff,
+          coalesce(
+            (select last.id from ${table(DELIVERIES)} last
+             where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
+             order by last.next_attempt_at, last.id limit 1 offset ${skipToLast}),
+            ${sql.lit(Number.MAX_SAFE_INTEGER)}
+          ) as cutoff_id
         from ep
         where paused_until is null or (paused_until <= ${at} and inflight = 0)
       ),
@@ -382,6 +390,7 @@ export class SqlWebhookStore implements WebhookStore {
           row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
         from room r cross join ${table(DELIVERIES)} d
         where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
+          and (d.next_attempt_at, d.id) <= (r.cutoff, r.cutoff_id)
       ),
       fitting as (
         select id, next_attempt_at, company_id, troubled,
