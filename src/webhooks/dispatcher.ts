@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events'
-import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../ports/clock.js'
 import type {
@@ -84,6 +83,8 @@ export interface DispatcherSettings {
 }
 
 const USER_AGENT = 'fastify-workforce-api-webhooks/1'
+// The loop's waits read the global `performance` (not an import of node:perf_hooks' object), so
+// a test's fake timers move them and its timers together (test/webhooks/batched-records.test.ts).
 /**
  * Finished attempts wake the claim loop at most once per this (ms): each frees a place under a
  * cap, but most such claims find nothing new, and on SQLite every claim runs on the event loop.

@@ -131,17 +131,19 @@ describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (a
   })
 
   it('draining a backlog, a place freed under no cap is claimed again within a few ms, not after the 50 ms pause for idle claims', async () => {
-    // Caps that never bind but the dispatcher's own (64), which claims 32 at a time: each claim
-    // fills its room (a backlog), and the answers to the last claims free places under no cap.
-    // Before, such a place waited up to 50 ms after the last claim (FREED_CLAIM_INTERVAL_MS),
-    // after every batch: a spread backlog on SQLite drained at a third of its speed. Timers and
-    // performance.now() are fake, so the milliseconds counted are the dispatcher's own waits.
-    // Answers come back spread over 1–10 ms, as over HTTP, not all in one tick.
+    // Caps that never bind but the dispatcher's own (64), which claims 32 at a time. Answers come
+    // back in bunches (each at the next multiple of 5 ms, as a busy loop reads them off its
+    // sockets): with all 64 places taken, a bunch frees more than one claim of 32 takes, so the
+    // claim at the record's wake-up fills its room and leaves the dispatcher under its cap; the
+    // answers to that claim then free places under no cap. Before, such a place waited up to
+    // 50 ms after the last claim (FREED_CLAIM_INTERVAL_MS), after every batch: a spread backlog on
+    // SQLite drained at a third of its speed. Timers and performance.now() are fake, so the
+    // milliseconds counted are the dispatcher's own waits.
     const sent: WebhookRequest[] = []
     const transport: WebhookTransport = {
       async send(request) {
         sent.push(request)
-        await new Promise((resolve) => setTimeout(resolve, 1 + (sent.length % 10)))
+        await new Promise((resolve) => setTimeout(resolve, 5 - (performance.now() % 5)))
         return { status: 204, retryAfter: null, body: '' }
       },
     }
@@ -159,26 +161,85 @@ describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (a
     )
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
     try {
-      const backlog = 192
+      const backlog = 640
       await publish(backlog)
       let waited = 0
-      while (sent.length < backlog && waited < 5_000) {
+      while (recorded < backlog && waited < 10_000) {
         await vi.advanceTimersByTimeAsync(1)
         waited += 1
       }
       expect(sent).toHaveLength(backlog)
-      // 192 deliveries claimed 32 at a time: 6 claims. Waiting up to 50 ms before most of them
-      // took seconds of fake time (2.4–4.6 s, on one adapter or both in each of four runs); a few
-      // milliseconds each is well under 100 (17–21 measured).
-      expect(waited, 'fake milliseconds until every delivery was sent').toBeLessThan(100)
-      // The last answers and records, on the same fake time.
-      for (let more = 0; more < 1_000 && recorded < backlog; more += 1) await vi.advanceTimersByTimeAsync(1)
       expect(recorded, 'attempts recorded').toBe(backlog)
+      // 640 deliveries claimed 32 at a time, answered in bunches every 5 ms. Waiting up to 50 ms
+      // after the last claim before claiming the freed places again took 187 fake ms; claiming
+      // them 2 ms after it takes 67.
+      expect(waited, 'fake milliseconds until every attempt was recorded').toBeLessThan(120)
     } finally {
       vi.useRealTimers()
     }
     const { deliveries } = await t!.app.workforceApi.webhooks.deliveries(endpoint.id, { limit: 100 })
     expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(deliveries.map(() => ['delivered', 1]))
+  })
+
+  it('draining a backlog, places announced to every instance are claimed at the wake-up, not before the other instances hear it', async () => {
+    // The dispatcher's own cap (8) binds, so each answer holds the last place under a cap: the
+    // record announces it (`finishAttempts(…, true)`), and every instance claims when it hears
+    // that. The wake-ups are held back here, so a claim before one is delivered is a claim
+    // ahead of the other instances. Fake timers and performance.now(), as above.
+    const events: Array<'claim' | 'announce' | 'record'> = []
+    let wakeUp: (() => void) | undefined
+    const transport: WebhookTransport = {
+      async send() {
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        return { status: 204, retryAfter: null, body: '' }
+      },
+    }
+    let recorded = 0
+    const { publish } = await setup(
+      (store) =>
+        storeWith(store, {
+          subscribeDue: async (wake: () => void) => {
+            wakeUp = wake
+            return async () => {}
+          },
+          claimDue: async (...args: Parameters<WebhookStore['claimDue']>) => {
+            events.push('claim')
+            return store.claimDue(...args)
+          },
+          finishAttempts: async (finishes: readonly AttemptFinish[], wake?: boolean) => {
+            events.push(wake === true ? 'announce' : 'record')
+            const answers = await (store.finishAttempts as NonNullable<WebhookStore['finishAttempts']>).call(store, finishes, wake)
+            recorded += answers.filter((answer) => answer !== null).length
+            return answers
+          },
+        }),
+      { transport, concurrency: 8, endpointConcurrency: 8, companyConcurrency: 8, pollIntervalMs: 1_000 },
+    )
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    try {
+      await publish(16)
+      expect(wakeUp, 'the dispatcher subscribed to wake-ups').toBeDefined()
+      wakeUp!()
+      // Until the first record that announces freed places.
+      for (let ms = 0; ms < 200 && !events.includes('announce'); ms += 1) await vi.advanceTimersByTimeAsync(1)
+      const announced = events.indexOf('announce')
+      expect(announced, 'a record announced the places it freed').toBeGreaterThan(0)
+      expect(events.slice(0, announced), 'a full claim before it (a backlog)').toContain('claim')
+      // Held back for 40 ms: no claim of this dispatcher meanwhile (it would be 2 ms after its
+      // last claim if it did not wait for the wake-up; FREED_CLAIM_INTERVAL_MS is 50).
+      await vi.advanceTimersByTimeAsync(40)
+      expect(events.slice(announced).filter((what) => what === 'claim'), 'claims before the wake-up was heard').toEqual([])
+      // Heard: it claims, and the backlog drains.
+      wakeUp!()
+      for (let ms = 0; ms < 2_000 && recorded < 16; ms += 1) {
+        await vi.advanceTimersByTimeAsync(1)
+        if (events.at(-1) === 'announce') wakeUp!()
+      }
+      expect(events.slice(announced)).toContain('claim')
+      expect(recorded).toBe(16)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a store without finishAttempts records each attempt with finishAttempt', async () => {
