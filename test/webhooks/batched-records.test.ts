@@ -224,7 +224,7 @@ describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (a
       for (let ms = 0; ms < 200 && !events.includes('announce'); ms += 1) await vi.advanceTimersByTimeAsync(1)
       const announced = events.indexOf('announce')
       expect(announced, 'a record announced the places it freed').toBeGreaterThan(0)
-      expect(events.slice(0, announced), 'a full claim before it (a backlog)').toContain('claim')
+      expect(events.slice(0, announced), 'the claim that filled the places').toContain('claim')
       // Held back for 40 ms: no claim of this dispatcher meanwhile (it would be 2 ms after its
       // last claim if it did not wait for the wake-up; FREED_CLAIM_INTERVAL_MS is 50).
       await vi.advanceTimersByTimeAsync(40)
