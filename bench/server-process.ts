@@ -6,9 +6,8 @@
  * argv: <plugin|bare> <sqlite file> <company id> <per_page>
  */
 import type { FastifyInstance } from 'fastify'
-import { writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
 import { BARE_USERS_PATH, buildBareApp } from './bare-app.js'
+import { CpuSampler } from './cpu-profile.js'
 import { buildPluginApp, PLUGIN_USERS_PATH } from './plugin-app.js'
 import type { ChildMessage, ParentMessage, TargetKind } from './server-protocol.js'
 
@@ -46,7 +45,8 @@ async function start(): Promise<void> {
   }
 
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  const profiler = new Profiler()
+  // Samples only while the parent asks, i.e. during measured rounds.
+  const profiler = new CpuSampler(PROFILE_INTERVAL_MICROS)
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'cpu') {
       const usage = process.cpuUsage()
@@ -60,30 +60,6 @@ async function start(): Promise<void> {
     }
   })
   send({ type: 'ready', url: `${address}${path}`, headers })
-}
-
-/**
- * Samples only while the parent asks, i.e. during measured rounds: start-up, module loading
- * and warm-up stay out of the profile, so its time divides cleanly by the requests measured.
- */
-class Profiler {
-  #session: Session | undefined
-
-  async start(): Promise<void> {
-    if (this.#session === undefined) {
-      this.#session = new Session()
-      this.#session.connect()
-      await this.#session.post('Profiler.enable')
-      await this.#session.post('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_MICROS })
-    }
-    await this.#session.post('Profiler.start')
-  }
-
-  async stop(path: string): Promise<void> {
-    if (this.#session === undefined) throw new Error('profile-stop before profile-start')
-    const { profile } = await this.#session.post('Profiler.stop')
-    writeFileSync(path, JSON.stringify(profile))
-  }
 }
 
 function fail(error: unknown): void {

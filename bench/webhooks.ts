@@ -28,8 +28,7 @@
  * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…] [--profile DIR]
  */
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -46,7 +45,7 @@ import type { ReferenceAdapterPorts } from '../src/ports/index.js'
 import { portsOf } from '../src/ports/index.js'
 import type { CompanyRecord } from '../src/ports/records.js'
 import { workforceApi } from '../src/plugin.js'
-import { readSelfTimes } from './cpu-profile.js'
+import { CpuSampler, readSelfTimes } from './cpu-profile.js'
 
 const { values } = parseArgs({
   options: {
@@ -270,20 +269,16 @@ const spanS = (arrivals: number[]) => (Math.max(...arrivals) - Math.min(...arriv
  */
 async function profiled<T>(name: string, deliveries: () => number, drain: () => Promise<T>): Promise<T> {
   if (PROFILE_DIR === undefined) return drain()
-  const session = new Session()
-  session.connect()
-  await session.post('Profiler.setSamplingInterval', { interval: 200 })
-  await session.post('Profiler.enable')
-  await session.post('Profiler.start')
+  const sampler = new CpuSampler(200)
+  await sampler.start()
   let result: T
   try {
     result = await drain()
   } finally {
-    const { profile } = await session.post('Profiler.stop')
-    session.disconnect()
     mkdirSync(PROFILE_DIR, { recursive: true })
     const file = join(PROFILE_DIR, `${name}.cpuprofile`)
-    writeFileSync(file, JSON.stringify(profile))
+    await sampler.stop(file)
+    sampler.close()
     const times = readSelfTimes([file], join(import.meta.dirname, '..') + '/')
     const count = Math.max(1, deliveries())
     const per = (micros: number) => `${(micros / count).toFixed(1)} µs`
