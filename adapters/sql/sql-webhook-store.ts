@@ -348,6 +348,11 @@ export class SqlWebhookStore implements WebhookStore {
     const table = (name: string) => sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
     // An endpoint never adds more than this to one batch: each reads only its first due rows (an index range).
     const skipToLast = sql.lit(Math.max(1, Math.min(policy?.endpointLimit ?? NO_LIMIT, limit)) - 1)
+    // A column of the last due delivery an endpoint (`ep`) could add to this batch: an index range.
+    const lastDue = (column: 'next_attempt_at' | 'id') =>
+      sql`(select ${sql.raw(`last.${column}`)} from ${table(DELIVERIES)} last
+             where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
+             order by last.next_attempt_at, last.id limit 1 offset ${skipToLast})`
     return sql<{ id: unknown }>`
       with flight as (
         select endpoint_id, count(*) as inflight, sum(case when updated_at < ${slow} then 1 else 0 end) as slow
@@ -370,18 +375,8 @@ export class SqlWebhookStore implements WebhookStore {
           -- The due time and id of the last delivery the endpoint could add to this batch (with
           -- fewer due than that, every due one): deliveries published in one transaction share
           -- their due time, so the time alone let the ranking read all of them.
-          coalesce(
-            (select last.next_attempt_at from ${table(DELIVERIES)} last
-             where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
-             order by last.next_attempt_at, last.id limit 1 offset ${skipToLast}),
-            ${at}
-          ) as cutoff,
-          coalesce(
-            (select last.id from ${table(DELIVERIES)} last
-             where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
-             order by last.next_attempt_at, last.id limit 1 offset ${skipToLast}),
-            ${sql.lit(Number.MAX_SAFE_INTEGER)}
-          ) as cutoff_id
+          coalesce(${lastDue('next_attempt_at')}, ${at}) as cutoff,
+          coalesce(${lastDue('id')}, ${sql.lit(Number.MAX_SAFE_INTEGER)}) as cutoff_id
         from ep
         where paused_until is null or (paused_until <= ${at} and inflight = 0)
       ),
@@ -389,6 +384,7 @@ export class SqlWebhookStore implements WebhookStore {
         select d.id, d.next_attempt_at, r.company_id, r.troubled, r.room,
           row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
         from room r cross join ${table(DELIVERIES)} d
+        -- The row value decides; the plain bound on the time, which it implies, gives both planners an index range.
         where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
           and (d.next_attempt_at, d.id) <= (r.cutoff, r.cutoff_id)
       ),
