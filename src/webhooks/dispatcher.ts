@@ -126,12 +126,15 @@ interface SigningKeys {
  * state. Woken by the store when an event commits, polling as the fallback. Several
  * dispatchers (app instances) share one store; each attempt goes to one of them.
  *
- * One loop does all of this dispatcher's claiming and recording, one after the other: the
+ * One loop does all of this dispatcher's claiming and recording, a turn at a time: the
  * attempts that got their answer since the last turn are recorded together (the store's
- * `finishAttempts`: one transaction for all of them), then, if a place under a cap was freed
- * or an event committed, due deliveries are claimed. Until its turn, a finished attempt keeps
- * its claim (lease), so the caps still count it and a crash meanwhile leaves it to be attempted
- * again when the lease runs out (docs/decisions.md, "Deliveries in batches").
+ * `finishAttempts`: one transaction for all of them) and, if a place under a cap was freed or
+ * an event committed, due deliveries are claimed beside that record (two transactions side by
+ * side; the places being recorded no longer count against this dispatcher's concurrency, but
+ * under the store's caps they count until the record commits). Until it is recorded, a
+ * finished attempt keeps its claim (lease), so the caps still count it and a crash meanwhile
+ * leaves it to be attempted again when the lease runs out (docs/decisions.md, "Deliveries in
+ * batches").
  */
 export class WebhookDispatcher {
   readonly #settings: DispatcherSettings
@@ -171,6 +174,8 @@ export class WebhookDispatcher {
    */
   #wakesOthers = false
   #lastClaimAt = 0
+  /** Finished attempts the record under way holds: answered, so out of the concurrency, but not yet recorded. */
+  #recording = 0
   #sleeper: (() => void) | undefined
   #unsubscribe: (() => Promise<void>) | undefined
   #purgeTimer: NodeJS.Timeout | undefined
@@ -234,8 +239,13 @@ export class WebhookDispatcher {
     const { store, clock, log, batch, concurrency, leaseMs, pollIntervalMs } = this.#settings
     let claim = true
     while (!this.#stopped || this.#held > 0) {
-      await this.#flush()
-      const room = Math.min(batch, concurrency - this.#held)
+      // The record runs while this turn claims: on Postgres they are two connections' work, and
+      // a turn took the sum of both. A claim beside it may find less than a claim after it (the
+      // places being recorded still count under the store's caps); the record's end then counts
+      // as a freed place, and the next turn claims them.
+      const recording = this.#flush()
+      const beside = this.#recording
+      const room = Math.min(batch, concurrency - this.#held + beside)
       if ((claim || this.#woken) && room > 0 && !this.#stopped) {
         this.#woken = false
         this.#freed = false
@@ -250,12 +260,15 @@ export class WebhookDispatcher {
         } catch (error) {
           log.warn({ err: error }, 'workforce-api: could not claim webhook deliveries; will retry')
         }
-        this.#backlog = claims.length === room
+        // Filled the room the record beside it could not hide: more is likely due.
+        this.#backlog = claims.length > 0 && claims.length >= room - beside
         this.#announced = false
         for (const claimed of claims) this.#start(claimed)
+        await recording
         // A full batch: more may be due at once.
         if (claims.length === room) continue
       }
+      await recording
       claim = await this.#sleep(pollIntervalMs)
     }
   }
@@ -281,6 +294,7 @@ export class WebhookDispatcher {
     if (this.#finished.length === 0) return
     const finishes = this.#finished
     this.#finished = []
+    this.#recording = finishes.length
     const { store } = this.#settings
     const wake = this.#wakesOthers && this.#urgent.size > 0
     if (wake) {
@@ -302,6 +316,7 @@ export class WebhookDispatcher {
       for (const finish of finishes) finish.fail(error)
     } finally {
       this.#held -= finishes.length
+      this.#recording = 0
       this.#freed = true
     }
   }
@@ -330,7 +345,7 @@ export class WebhookDispatcher {
     const troubled = endpoint.consecutive_failures > 0 || endpoint.paused_until !== null
     const toEndpoint = bump(this.#sendingTo, endpoint.id, -1) + 1
     const forCompany = bump(this.#sendingFor, endpoint.company_id, -1) + 1
-    if (this.#held >= concurrency) return ''
+    if (this.#held - this.#recording >= concurrency) return ''
     return toEndpoint >= (troubled ? 1 : endpointConcurrency) || forCompany >= companyConcurrency ? endpoint.id : null
   }
 

@@ -242,6 +242,56 @@ describe.each(WRITE_ADAPTERS)('webhook attempts recorded in batches ($name)', (a
     }
   })
 
+  it('a claim runs beside the record of the attempts before it, and never puts more than the concurrency on the wire', async () => {
+    // Only the dispatcher's own cap (4) binds. The first record is held open: the answered
+    // attempts it records no longer count against the concurrency, so the next 4 are claimed
+    // and sent while it runs. Before, a turn recorded and only then claimed, and the second
+    // batch waited for the first record's commit (on Postgres a turn took the sum of both).
+    let release: (() => void) | undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let records = 0
+    let onWire = 0
+    let mostOnWire = 0
+    const sent: WebhookRequest[] = []
+    const transport: WebhookTransport = {
+      async send(request) {
+        sent.push(request)
+        mostOnWire = Math.max(mostOnWire, ++onWire)
+        await new Promise((resolve) => setImmediate(resolve))
+        onWire -= 1
+        return { status: 204, retryAfter: null, body: '' }
+      },
+    }
+    const { endpoint, publish } = await setup(
+      (store) =>
+        storeWith(store, {
+          // No wake-ups: the freed places are this dispatcher's own, claimed by it at once.
+          subscribeDue: undefined,
+          finishAttempts: async (finishes: readonly AttemptFinish[], wake?: boolean) => {
+            if (records++ === 0) await held
+            return (store.finishAttempts as NonNullable<WebhookStore['finishAttempts']>).call(store, finishes, wake)
+          },
+        }),
+      { transport, concurrency: 4, endpointConcurrency: 64, companyConcurrency: 64 },
+    )
+    await publish(8)
+    try {
+      await eventually(async () => sent.length === 8)
+      expect(records, 'finishAttempts calls begun').toBe(1)
+      const pending = await t!.app.workforceApi.webhooks.deliveries(endpoint.id)
+      expect(pending.deliveries.filter((d) => d.status === 'delivered'), 'recorded while the first record is held').toEqual([])
+    } finally {
+      release?.()
+    }
+    const page = await eventually(async () => {
+      const listed = await t!.app.workforceApi.webhooks.deliveries(endpoint.id)
+      return listed.deliveries.length === 8 && listed.deliveries.every((d) => d.status === 'delivered') && listed
+    })
+    expect(sent).toHaveLength(8)
+    expect(mostOnWire, 'attempts awaiting their answer at once').toBeLessThanOrEqual(4)
+    expect(page.deliveries.map((d) => [d.attempts, d.attempts_made.map((a) => a.number)])).toEqual(Array.from({ length: 8 }, () => [1, [1]]))
+  })
+
   it('a store without finishAttempts records each attempt with finishAttempt', async () => {
     const single: number[] = []
     const transport = answeringTogether(3)
