@@ -14,7 +14,8 @@
  * pending is failed before the next phase, and each phase counts only its own events.
  *
  * The drain is compared with plain POSTs at the same number in flight (issue 25, the fair
- * comparison): a backlog to one endpoint, which its cap keeps at 4 in flight, against POSTs 4 at
+ * comparison), run just before and just after it and averaged (this machine's speed moves within
+ * minutes; both are printed): a backlog to one endpoint, which its cap keeps at 4 in flight, against POSTs 4 at
  * a time; and a backlog spread over `--endpoints` endpoints in `--companies` companies (each
  * event goes to each endpoint of its company), few enough per endpoint and company that only the
  * dispatcher's `concurrency` binds, against POSTs with that many in flight. A drain's rate runs
@@ -143,6 +144,12 @@ async function baseline(receiver: Receiver, seconds: number, inFlight: number): 
   )
   await agent.close()
   return sent / seconds
+}
+
+/** The mean of the plain-POST rates measured just before and just after a drain, both printed. */
+function around(backend: string, drain: string, before: number, after: number): number {
+  console.error(`bench: ${backend}: plain POSTs around the ${drain} drain: ${Math.round(before)} /s before, ${Math.round(after)} /s after`)
+  return (before + after) / 2
 }
 
 interface Opened {
@@ -325,6 +332,7 @@ async function run(backend: string): Promise<Result> {
   leftOver += await failLeftOvers(adapter)
 
   // Phase 2: a backlog published with no dispatcher running, then drained by one instance.
+  const capBefore = await baseline(receiver, BASELINE_S, ENDPOINT_CAP)
   receiver.arrivals.clear()
   const publisher = await appOver(adapter, secretKey, false)
   const backlog = new Set<string>()
@@ -343,7 +351,7 @@ async function run(backend: string): Promise<Result> {
   const drainS = spanS(drainedIds.map((id) => receiver.arrivals.get(id) ?? 0))
   await drainer.close()
   console.error(`bench: ${backend}: backlog of ${BACKLOG} drained: ${drained} in ${drainS.toFixed(1)} s`)
-  const baselineCapPerS = await baseline(receiver, BASELINE_S, ENDPOINT_CAP)
+  const baselineCapPerS = around(backend, 'one endpoint', capBefore, await baseline(receiver, BASELINE_S, ENDPOINT_CAP))
 
   // Phase 3: a backlog of BACKLOG deliveries spread over ENDPOINTS endpoints in COMPANIES companies
   // (other than company 1), so that only the dispatcher's concurrency binds.
@@ -364,6 +372,7 @@ async function run(backend: string): Promise<Result> {
     })
   }
   await spreadPublisher.close()
+  const fullBefore = await baseline(receiver, BASELINE_S, CONCURRENCY)
   receiver.deliveries.clear()
   const spreadDrainer = await appOver(adapter, secretKey, true)
   const spreadDeadline = performance.now() + 120_000
@@ -374,7 +383,7 @@ async function run(backend: string): Promise<Result> {
   const spreadS = spanS(spreadArrivals)
   await spreadDrainer.close()
   console.error(`bench: ${backend}: backlog of ${expected.size} over ${ENDPOINTS} endpoints in ${COMPANIES} companies drained: ${spreadArrivals.length} in ${spreadS.toFixed(1)} s`)
-  const baselinePerS = await baseline(receiver, BASELINE_S, CONCURRENCY)
+  const baselinePerS = around(backend, 'spread', fullBefore, await baseline(receiver, BASELINE_S, CONCURRENCY))
   await opened.close()
   receiver.server.closeAllConnections()
   receiver.server.close()
@@ -401,7 +410,7 @@ const ms = (value: number) => `${value.toFixed(1)} ms`
 const perS = (value: number) => Math.round(value).toLocaleString('en')
 const ratio = (drain: number, plain: number) => `${((100 * drain) / plain).toFixed(1)} %`
 console.log(
-  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction, one endpoint (default caps: ${ENDPOINT_CAP} in flight); phase 2: a backlog of ${BACKLOG} to that endpoint; phase 3: a backlog of ${BACKLOG} deliveries over ${ENDPOINTS} endpoints in ${COMPANIES} companies; dispatcher concurrency ${CONCURRENCY}; plain POSTs for ${BASELINE_S} s each\n`,
+  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction, one endpoint (default caps: ${ENDPOINT_CAP} in flight); phase 2: a backlog of ${BACKLOG} to that endpoint; phase 3: a backlog of ${BACKLOG} deliveries over ${ENDPOINTS} endpoints in ${COMPANIES} companies; dispatcher concurrency ${CONCURRENCY}; plain POSTs for ${BASELINE_S} s just before and just after each drain, averaged\n`,
 )
 console.log(`| backend | steady ${RATE}/s: delivered / published | p50 commit→arrival | p99 | pending, sampled each second |${SLOW_RATE > 0 ? ` ${SLOW_RATE}/s: delivered, p50, p99 |` : ''}`)
 console.log(`|---|---:|---:|---:|---|${SLOW_RATE > 0 ? '---:|' : ''}`)
