@@ -246,6 +246,7 @@ export class WebhookDispatcher {
       const recording = this.#flush()
       const beside = this.#recording
       const room = Math.min(batch, concurrency - this.#held + beside)
+      let full = false
       if ((claim || this.#woken) && room > 0 && !this.#stopped) {
         this.#woken = false
         this.#freed = false
@@ -264,11 +265,11 @@ export class WebhookDispatcher {
         this.#backlog = claims.length > 0 && claims.length >= room - beside
         this.#announced = false
         for (const claimed of claims) this.#start(claimed)
-        await recording
-        // A full batch: more may be due at once.
-        if (claims.length === room) continue
+        full = claims.length === room
       }
       await recording
+      // A full batch: more may be due at once.
+      if (full) continue
       claim = await this.#sleep(pollIntervalMs)
     }
   }
