@@ -311,9 +311,9 @@ async function failLeftOvers(adapter: Opened['adapter']): Promise<number> {
   return Number(left.rows[0]?.n ?? 0)
 }
 
-async function run(backend: string): Promise<Result> {
+/** The three phases on one backend's database; the caller closes it (and drops a Postgres one), also when a phase throws. */
+async function run(backend: string, opened: Opened): Promise<Result> {
   const receiver = await startReceiver()
-  const opened = await open(backend)
   const { adapter } = opened
   // SQLite's own transactor wakes the dispatcher at commit (docs/webhooks.md); Postgres uses NOTIFY.
   const transact: Transact = <T>(work: (trx: Kysely<any>) => Promise<T>): Promise<T> =>
@@ -384,7 +384,6 @@ async function run(backend: string): Promise<Result> {
   await spreadDrainer.close()
   console.error(`bench: ${backend}: backlog of ${expected.size} over ${ENDPOINTS} endpoints in ${COMPANIES} companies drained: ${spreadArrivals.length} in ${spreadS.toFixed(1)} s`)
   const baselinePerS = around(backend, 'spread', fullBefore, await baseline(receiver, BASELINE_S, CONCURRENCY))
-  await opened.close()
   receiver.server.closeAllConnections()
   receiver.server.close()
   return {
@@ -405,7 +404,14 @@ async function run(backend: string): Promise<Result> {
 const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`
 console.error(`bench: ${machine}; ${RATE} events/s for ${DURATION_S} s, ${BATCH} per transaction, ${CONCURRENCY} attempts in flight`)
 const results: Result[] = []
-for (const backend of BACKENDS) results.push(await run(backend))
+for (const backend of BACKENDS) {
+  const opened = await open(backend)
+  try {
+    results.push(await run(backend, opened))
+  } finally {
+    await opened.close()
+  }
+}
 const ms = (value: number) => `${value.toFixed(1)} ms`
 const perS = (value: number) => Math.round(value).toLocaleString('en')
 const ratio = (drain: number, plain: number) => `${((100 * drain) / plain).toFixed(1)} %`
