@@ -12,7 +12,7 @@ import { SqlWebhookStore } from '../sql/sql-webhook-store.js'
 import { SqlWriteStorage } from '../sql/sql-write-storage.js'
 import { postgresCodec, postgresColumnTypes } from './postgres-codec.js'
 import { createPostgresKysely, createPostgresPool, createPostgresRunner, POOL_SIZE, PostgresGuard } from './postgres-database.js'
-import { isStatementTimeout } from './postgres-errors.js'
+import { isQueryCancelled } from './postgres-errors.js'
 import { PostgresDueSignal, webhookChannel } from './postgres-due-signal.js'
 import { loadPostgresDataset } from './postgres-fixtures.js'
 import { invalidationChannel, PostgresInvalidationFeed, postgresNotifier } from './postgres-invalidations.js'
@@ -316,21 +316,25 @@ function milliseconds(options: PostgresAdapterOptions, name: MillisecondOption, 
  */
 async function withoutStatementTimeout<T>(db: Kysely<any>, work: (conn: Kysely<any>, currentSchema: string | null) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
-    // This first statement still runs under the connection's own timeout, which may be tiny
-    // (the tests use 1 ms): on a loaded machine it can be cancelled, so it is tried again.
-    const readSettings = () =>
-      sql<{ timeout: string; current: string | null }>`select current_setting('statement_timeout') as timeout, current_schema() as current`.execute(conn)
-    let answer: Awaited<ReturnType<typeof readSettings>> | undefined
-    for (let attempt = 1; answer === undefined; attempt += 1) {
+    // Reading the settings and lifting the timeout still run under the connection's own
+    // timeout, which may be tiny (the tests use 1 ms), so on a loaded machine either can be
+    // cancelled. A cancelled statement's transaction is rolled back, its set_config with it, so
+    // both are tried again. Any cancel counts (57014), not only one worded as a statement
+    // timeout: when the timer fires just as a statement ends, Postgres reports the cancel
+    // during the next statement as "due to user request", and nothing else cancels this
+    // connection's statements (its guard has no query timeout).
+    let settings: { timeout: string; current: string | null } | undefined
+    for (let attempt = 1; settings === undefined; attempt += 1) {
       try {
-        answer = await readSettings()
+        const answer = await sql<{ timeout: string; current: string | null }>`select current_setting('statement_timeout') as timeout, current_schema() as current`.execute(conn)
+        const [row] = answer.rows
+        if (row === undefined) throw new Error('openPostgresAdapter: could not read the connection\'s statement_timeout')
+        await sql`select set_config('statement_timeout', '0', false)`.execute(conn)
+        settings = row
       } catch (error) {
-        if (attempt >= 10 || !isStatementTimeout(error)) throw error
+        if (attempt >= 10 || !isQueryCancelled(error)) throw error
       }
     }
-    const [settings] = answer.rows
-    if (settings === undefined) throw new Error('openPostgresAdapter: could not read the connection\'s statement_timeout')
-    await sql`select set_config('statement_timeout', '0', false)`.execute(conn)
     try {
       return await work(conn, settings.current)
     } finally {

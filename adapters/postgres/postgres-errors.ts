@@ -80,6 +80,19 @@ export function isStatementTimeout(error: unknown, depth = 0): boolean {
 }
 
 /**
+ * Whether `error` is, or was caused by, a cancelled statement (57014), however Postgres worded
+ * it: a statement timeout, a cancel request, or a timeout that fired as the statement before
+ * ended and was reported during the next one as "due to user request".
+ */
+export function isQueryCancelled(error: unknown, depth = 0): boolean {
+  if (error instanceof StatementTimeout) return true
+  if (typeof error !== 'object' || error === null || depth > MAX_DEPTH) return false
+  const { code, cause } = error as { code?: unknown; cause?: unknown }
+  if (code === '57014') return true
+  return cause !== undefined && isQueryCancelled(cause, depth + 1)
+}
+
+/**
  * Classifies a pg, pg-pool or socket error. Follows `cause` and the per-address errors of
  * an `AggregateError` (Node tries every address of `localhost`).
  *

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { acquireTimeoutCause, isStatementTimeout, toStorageError, unavailableReason } from '../../adapters/postgres/postgres-errors.js'
+import { acquireTimeoutCause, isQueryCancelled, isStatementTimeout, toStorageError, unavailableReason } from '../../adapters/postgres/postgres-errors.js'
 import { isUniqueViolation } from '../../adapters/sql/sql-write-storage.js'
 import { StatementTimeout, StorageUnavailable } from '../../src/ports/errors.js'
 
@@ -158,6 +158,17 @@ describe('a statement stopped at statement_timeout is a StatementTimeout (504), 
     const already = new StatementTimeout('already')
     expect(toStorageError(already)).toBe(already)
     expect(isStatementTimeout(already)).toBe(true)
+  })
+
+  it('a cancel of either wording is a cancelled statement, through StorageUnavailable and cause (the migration prologue retries it)', () => {
+    // What CI saw: a 1 ms statement_timeout reported as "due to user request", wrapped by the guard.
+    const wrapped = toStorageError(canceled('user request'))
+    expect(wrapped).toBeInstanceOf(StorageUnavailable)
+    expect(isQueryCancelled(wrapped)).toBe(true)
+    expect(isQueryCancelled(canceled('statement timeout'))).toBe(true)
+    expect(isQueryCancelled(new StatementTimeout('stopped'))).toBe(true)
+    expect(isQueryCancelled(sqlstate('57P01'))).toBe(false)
+    expect(isQueryCancelled(new StorageUnavailable('postgres: no connection within 1500 ms'))).toBe(false)
   })
 
   it('needs both the code and the message: another code saying "statement timeout", or a bare 57014, is not one', () => {
