@@ -54,6 +54,13 @@ export const STATEMENT_TIMEOUT_WITHOUT_QUERY_TIMEOUT_MS = 5_000
  */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 1_500
 /**
+ * How long opening waits for the connection its migrations run on, when `acquireTimeoutMs` is
+ * shorter. The first connection to a database that the server has just started or created
+ * costs more than later ones (the backend builds its catalog caches), and a start on a busy
+ * machine is not an outage: CI saw an open fail at 1.5 s, its connection still being made.
+ */
+export const OPEN_ACQUIRE_TIMEOUT_MS = 10_000
+/**
  * TCP keepalive's initial delay on the connections of a pool we create: an idle connection
  * to a host that vanished (no FIN, no RST) is found dead by the kernel instead of at the next
  * query. The query timeout already bounds requests; this only keeps the pool clean.
@@ -120,6 +127,9 @@ export interface PostgresAdapterOptions {
    * Client-side bound on checking out a connection (connecting a new one included), in
    * milliseconds; past it the request gets a 503. On a pool we create it is also pg-pool's
    * `connectionTimeoutMillis`. Applies to a host's pool too. 0 disables it. Default 1,500.
+   * Opening waits longer for the connection its migrations run on: up to 10,000 ms
+   * (`OPEN_ACQUIRE_TIMEOUT_MS`), since a first connection to a database just started or
+   * created costs more.
    */
   acquireTimeoutMs?: number
   /** TCP keepalive's initial delay on a pool we create, in milliseconds; 0 disables keepalive. Default 10,000. */
@@ -201,8 +211,8 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
   const guard = new PostgresGuard(pool, settings)
   const plainDb = createPostgresKysely(guard)
   const db = schema === undefined ? plainDb : plainDb.withSchema(schema)
-  // Migrations and dataset loads may rightly run long: bounded only while checking out, and
-  // run with statement_timeout lifted (withoutStatementTimeout).
+  // Dataset loads may rightly run long: bounded only while checking out, and run with
+  // statement_timeout lifted (withoutStatementTimeout). Migrations have a guard of their own (migrateOnOpen).
   const unboundedGuard = new PostgresGuard(pool, { acquireTimeoutMs: settings.acquireTimeoutMs, queryTimeoutMs: 0 })
   const unboundedPlainDb = createPostgresKysely(unboundedGuard)
   const clientConfig: pg.ClientConfig = owned
@@ -222,7 +232,7 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     if (owned) await pool.end()
   }
   try {
-    if (options.migrate ?? true) await migrateWithoutStatementTimeout(unboundedPlainDb, schema)
+    if (options.migrate ?? true) await migrateOnOpen(owned ? connection.connectionString : pool, settings)
   } catch (error) {
     await close()
     throw error
@@ -341,6 +351,26 @@ async function withoutStatementTimeout<T>(db: Kysely<any>, work: (conn: Kysely<a
       await sql`select set_config('statement_timeout', ${settings.timeout}, false)`.execute(conn)
     }
   })
+}
+
+/**
+ * The migrations of `openPostgresAdapter`, waiting up to `OPEN_ACQUIRE_TIMEOUT_MS` for their
+ * connection (unless `acquireTimeoutMs` is longer, or 0). A pool we create bounds its connects
+ * itself (`connectionTimeoutMillis`), so they run on a one-off pool with the longer bound,
+ * ended once they are done; on a host's pool, its own connect timeout applies.
+ */
+async function migrateOnOpen(source: string | pg.Pool, settings: ReturnType<typeof checkAdapterOptions>): Promise<void> {
+  const acquireTimeoutMs = settings.acquireTimeoutMs === 0 ? 0 : Math.max(settings.acquireTimeoutMs, OPEN_ACQUIRE_TIMEOUT_MS)
+  const pool = typeof source === 'string' ? createPostgresPool(source, { ...settings, acquireTimeoutMs, minConnections: 0 }) : source
+  const guard = new PostgresGuard(pool, { acquireTimeoutMs, queryTimeoutMs: 0 })
+  const db = createPostgresKysely(guard)
+  try {
+    await migrateWithoutStatementTimeout(db, settings.schema)
+  } finally {
+    guard.close()
+    await db.destroy()
+    if (typeof source === 'string') await pool.end()
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
+import { createServer, connect, type Server, type Socket } from 'node:net'
 import pg from 'pg'
 import { afterEach, expect, it } from 'vitest'
-import { DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { DEFAULT_ACQUIRE_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, OPEN_ACQUIRE_TIMEOUT_MS, openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { postgresColumnTypes } from '../../adapters/postgres/postgres-codec.js'
 import { createMigrations } from '../../adapters/sql/migrations/index.js'
 import { generateDataset } from '../../src/seed/generate.js'
@@ -75,6 +76,27 @@ describePostgres('openPostgresAdapter lifecycle', () => {
   it('plans every execution of its named statements for the tenant at hand (no generic plan)', async () => {
     const adapter = await open({ connectionString: database.current.url })
     expect((await adapter.pool.query('show plan_cache_mode')).rows[0].plan_cache_mode).toBe('force_custom_plan')
+  })
+
+  it('waits longer for the connection its migrations run on than a request waits for one', async () => {
+    // A proxy that holds every new connection 2 s before passing it on: a connect slower than
+    // the request bound (1.5 s), as CI saw for the first connection to a database just created.
+    const { url, close } = await slowConnects(database.current.url, 2_000)
+    try {
+      expect(DEFAULT_ACQUIRE_TIMEOUT_MS).toBeLessThan(2_000)
+      expect(OPEN_ACQUIRE_TIMEOUT_MS).toBeGreaterThan(2_000)
+      const adapter = await open({ connectionString: url }, { schema: 'slow_connects' })
+      const { rows } = await hostPool().query(`select count(*)::int as n from slow_connects.wfa_migrations`)
+      expect(rows[0].n).toBe(MIGRATION_NAMES.length)
+      // A request still gives up on a connection at its own bound, an outage to it.
+      const started = performance.now()
+      await expect(adapter.storage.users.get(1, 1)).rejects.toThrow(/no connection within 1500 ms/)
+      expect(performance.now() - started).toBeLessThan(2_000)
+    } finally {
+      for (const adapter of opened.splice(0)) await adapter.close()
+      await close()
+      await hostPool().query('drop schema if exists slow_connects cascade')
+    }
   })
 
   it('lifts the statement timeout for migrations only, and restores the connection’s own value', async () => {
@@ -189,3 +211,37 @@ describePostgres('openPostgresAdapter lifecycle', () => {
     }
   })
 })
+
+/** A TCP proxy to `target`'s server on 127.0.0.1 that starts passing each connection on only after `delayMs`. */
+async function slowConnects(target: string, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = new URL(target)
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((client) => {
+    sockets.add(client)
+    client.pause()
+    const timer = setTimeout(() => {
+      const server = connect(Number(upstream.port || 5432), upstream.hostname)
+      sockets.add(server)
+      client.pipe(server).pipe(client)
+      client.resume()
+      server.on('error', () => client.destroy())
+      server.on('close', () => sockets.delete(server))
+    }, delayMs)
+    client.on('error', () => undefined)
+    client.on('close', () => {
+      clearTimeout(timer)
+      sockets.delete(client)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = new URL(target)
+  url.hostname = '127.0.0.1'
+  url.port = String((server.address() as { port: number }).port)
+  return {
+    url: url.toString(),
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
