@@ -45,6 +45,14 @@ const FINISHES_PER_TRANSACTION = 200
 /** Stands for "no limit" in the claim query when `claimDue` gets no policy. */
 const NO_LIMIT = 1_000_000_000
 
+/** A delivery a claim updated, with its event's columns and its endpoint (undefined when gone). */
+interface ClaimRow {
+  id: unknown
+  attempts: unknown
+  event: { event_id: unknown; type: unknown; company_id: unknown; payload: unknown } | undefined
+  endpoint: WebhookEndpointRecord | undefined
+}
+
 /** How the store adapts to a dialect; see `SqlWriteOptions` for the shared fields. */
 export interface SqlWebhookOptions extends SqlWriteOptions {
   /**
@@ -235,62 +243,14 @@ export class SqlWebhookStore implements WebhookStore {
     const c = this.codec
     const lease = randomBytes(16).toString('base64url')
     return this.#transact(async (trx) => {
-      // One claim at a time across instances (Postgres): the in-flight counts a claim reads are
-      // then those the previous claim left, so the caps hold cluster-wide. Claims are short.
-      if (this.#lockRows) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
-      const chosen = (await this.#fairDue(now, limit, policy).execute(trx)).rows.map((row) => c.readInt(row.id))
-      if (chosen.length === 0) return []
-      const claim = trx.updateTable(DELIVERIES).set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        next_attempt_at: c.instant(leaseUntil),
-        lease,
-        updated_at: c.instant(now),
-      }))
-      const claimed = await (
-        this.#lockRows
-          ? claim
-              .where(
-                'id',
-                'in',
-                // Rows another transaction holds (a finish, a disable) are skipped, not waited for (Postgres).
-                trx
-                  .selectFrom(DELIVERIES)
-                  .select('id')
-                  .where('id', 'in', chosen)
-                  .where('status', '=', 'pending')
-                  .where('next_attempt_at', '<=', c.instant(now))
-                  .forUpdate()
-                  .skipLocked(),
-              )
-              .where('status', '=', 'pending')
-          : // By id only (SQLite): a plain `status = 'pending'` term lets the planner read the
-            // status indexes instead, i.e. every pending row of the backlog, on every claim.
-            claim
-              .where('id', 'in', chosen)
-              .where(sql<number>`case when status = 'pending' and next_attempt_at <= ${c.instant(now)} then 1 else 0 end`, '=', 1)
-      )
-        .returning(['id', 'endpoint_id', 'change_event_id', 'attempts'])
-        .execute()
-      if (claimed.length === 0) return []
-
-      const eventIds = [...new Set(claimed.map((row) => c.readInt(row.change_event_id)))]
-      const endpointIds = [...new Set(claimed.map((row) => row.endpoint_id as string))]
-      const events = new Map(
-        (await trx.selectFrom(EVENTS).select(['id', 'event_id', 'type', 'company_id', 'payload']).where('id', 'in', eventIds).execute()).map((row) => [
-          c.readInt(row.id),
-          row,
-        ]),
-      )
-      const endpoints = new Map(
-        (await trx.selectFrom(ENDPOINTS).selectAll().where('id', 'in', endpointIds).execute()).map((row) => [row.id as string, this.#endpoint(row)]),
-      )
-
+      const rows = this.#lockRows
+        ? await this.#claimInOneStatement(trx, now, leaseUntil, lease, limit, policy)
+        : await this.#claimByIds(trx, now, leaseUntil, lease, limit, policy)
       const claims: ClaimedDelivery[] = []
       const orphans: number[] = []
-      for (const row of claimed) {
+      for (const row of rows) {
         const deliveryId = c.readInt(row.id)
-        const event = events.get(c.readInt(row.change_event_id))
-        const endpoint = endpoints.get(row.endpoint_id as string)
+        const { event, endpoint } = row
         if (event === undefined || event.payload === null || endpoint === undefined) {
           orphans.push(deliveryId)
           continue
@@ -313,6 +273,85 @@ export class SqlWebhookStore implements WebhookStore {
       }
       return claims.sort((a, b) => a.delivery_id - b.delivery_id)
     })
+  }
+
+  /**
+   * Postgres: the claim in one statement after the claim lock: the ranking (`#fairDue`), the
+   * rows it chose that are still due and not held by another transaction (a finish, a disable:
+   * skipped, not waited for), their update, and their events and endpoints, joined. The lock
+   * comes first, in a statement of its own: a statement reads the in-flight counts as of its
+   * start, so it must start after the previous claim has committed. Four round trips a claim
+   * (begin, lock, claim, commit) where a ranking, an update and two reads made seven.
+   */
+  async #claimInOneStatement(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
+    const c = this.codec
+    const at = c.instant(now)
+    await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
+    const table = (name: string) => sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
+    const { rows } = await sql<Record<string, any>>`
+      with claimed as (
+        update ${table(DELIVERIES)} d
+        set attempts = d.attempts + 1, next_attempt_at = ${c.instant(leaseUntil)}, lease = ${lease}, updated_at = ${at}
+        where d.id in (
+          select p.id from ${table(DELIVERIES)} p
+          where p.id in (${this.#fairDue(now, limit, policy)}) and p.status = 'pending' and p.next_attempt_at <= ${at}
+          for update skip locked
+        ) and d.status = 'pending'
+        returning d.id, d.endpoint_id, d.change_event_id, d.attempts
+      )
+      select ep.*, claimed.id as claim_id, claimed.attempts as claim_attempts, ev.id as event_row,
+        ev.event_id as event_id, ev.type as event_type, ev.company_id as event_company_id, ev.payload as event_payload
+      from claimed
+      left join ${table(EVENTS)} ev on ev.id = claimed.change_event_id
+      left join ${table(ENDPOINTS)} ep on ep.id = claimed.endpoint_id`.execute(trx)
+    return rows.map((row) => ({
+      id: row.claim_id,
+      attempts: row.claim_attempts,
+      event: row.event_row == null ? undefined : { event_id: row.event_id, type: row.event_type, company_id: row.event_company_id, payload: row.event_payload },
+      endpoint: row.id == null ? undefined : this.#endpoint(row),
+    }))
+  }
+
+  /**
+   * SQLite (one writer: nothing else holds a row): the ranking, the update of the rows it chose
+   * by id, then their events and endpoints.
+   */
+  async #claimByIds(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
+    const c = this.codec
+    const chosen = (await this.#fairDue(now, limit, policy).execute(trx)).rows.map((row) => c.readInt(row.id))
+    if (chosen.length === 0) return []
+    const claimed = await trx
+      .updateTable(DELIVERIES)
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: c.instant(leaseUntil),
+        lease,
+        updated_at: c.instant(now),
+      }))
+      // By id only: a plain `status = 'pending'` term lets the planner read the status indexes
+      // instead, i.e. every pending row of the backlog, on every claim.
+      .where('id', 'in', chosen)
+      .where(sql<number>`case when status = 'pending' and next_attempt_at <= ${c.instant(now)} then 1 else 0 end`, '=', 1)
+      .returning(['id', 'endpoint_id', 'change_event_id', 'attempts'])
+      .execute()
+    if (claimed.length === 0) return []
+    const eventIds = [...new Set(claimed.map((row) => c.readInt(row.change_event_id)))]
+    const endpointIds = [...new Set(claimed.map((row) => row.endpoint_id as string))]
+    const events = new Map(
+      (await trx.selectFrom(EVENTS).select(['id', 'event_id', 'type', 'company_id', 'payload']).where('id', 'in', eventIds).execute()).map((row) => [
+        c.readInt(row.id),
+        row,
+      ]),
+    )
+    const endpoints = new Map(
+      (await trx.selectFrom(ENDPOINTS).selectAll().where('id', 'in', endpointIds).execute()).map((row) => [row.id as string, this.#endpoint(row)]),
+    )
+    return claimed.map((row) => ({
+      id: row.id,
+      attempts: row.attempts,
+      event: events.get(c.readInt(row.change_event_id)),
+      endpoint: endpoints.get(row.endpoint_id as string),
+    }))
   }
 
   /**
