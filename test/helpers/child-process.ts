@@ -36,3 +36,22 @@ export function killed(child: ChildProcess): Promise<void> {
     child.kill('SIGKILL')
   })
 }
+
+/**
+ * Kills `child` and every process it started, with SIGKILL, and resolves once `child` has
+ * exited. `child` must have been spawned with `detached: true` (a process group of its own): a
+ * launcher such as `npx tsx` runs the program in a grandchild, which killing only the launcher
+ * leaves running (seen: the Quick start's server, still listening after the suite ended).
+ */
+export function killedWithDescendants(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    const exited = child.exitCode !== null || child.signalCode !== null
+    if (!exited) child.once('exit', () => resolve())
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // The whole group has exited already.
+    }
+    if (exited) resolve()
+  })
+}

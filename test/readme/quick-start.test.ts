@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryAdapter } from '../../adapters/memory/index.js'
 import { KeyManagementError, portsOf, workforceApi } from '../../src/index.js'
 import { consumerLock, type Lockfile } from '../package/consumer-lock.js'
-import { killed } from '../helpers/child-process.js'
+import { killedWithDescendants } from '../helpers/child-process.js'
 import { freePort } from '../helpers/free-port.js'
 import { npmCommand, packedTarball, ROOT, runQuietly } from '../helpers/packed-tarball.js'
 
@@ -144,7 +144,7 @@ beforeAll(async () => {
 }, STEP_TIMEOUT_MS)
 
 afterAll(async () => {
-  if (server !== undefined) await killed(server)
+  if (server !== undefined) await killedWithDescendants(server)
   if (scratch !== undefined) await rm(scratch, { recursive: true, force: true })
 })
 
@@ -159,7 +159,8 @@ describe('README Quick start (issue 26)', () => {
 
     const port = await freePort()
     const [command, ...args] = plan.start
-    const child = spawn(bin(command!), args, { cwd: work, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+    // A group of its own: the command's launcher runs the server in a process of its own, killed with it.
+    const child = spawn(bin(command!), args, { cwd: work, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     server = child
     let output = ''
     const key = await new Promise<string>((resolve, reject) => {
