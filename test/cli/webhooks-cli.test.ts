@@ -266,7 +266,11 @@ async function postTodo(server: Server, apiKey: string, companyId: number, title
   return ((await response.json()) as { data: { id: number } }).data.id
 }
 
-describe('serve delivers to endpoints made by the CLI', () => {
+// Each test here runs five to twenty processes one after another (seed, keys and webhooks
+// commands, serve, then deliveries every 100 ms until it says delivered): seconds each on a
+// loaded machine, where CI saw 30 s run out. The guard against a hang is 60 s; what is checked is
+// bounded by the waits inside (10 s for the receiver, 10 s for the record).
+describe('serve delivers to endpoints made by the CLI', { timeout: 60_000 }, () => {
   const servers: Server[] = []
   const receivers: Receiver[] = []
   afterEach(async () => {

@@ -90,5 +90,8 @@ describePostgres('a dispatcher killed (SIGKILL) mid-attempt', () => {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     throw new Error('the delivery was never recorded as delivered')
-  })
+    // Two TypeScript processes started through tsx and a dataset load: 26 s here on a slow day
+    // (the code before this timeout was set, too). A hang is caught at 60 s; what is checked is
+    // bounded by the waits above (10 s, then 15 s from the kill).
+  }, 60_000)
 })
