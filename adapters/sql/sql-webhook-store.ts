@@ -279,9 +279,11 @@ export class SqlWebhookStore implements WebhookStore {
    * Postgres: the claim in one statement after the claim lock: the ranking (`#fairDue`), the
    * rows it chose that are still due and not held by another transaction (a finish, a disable:
    * skipped, not waited for), their update, and their events and endpoints, joined. The lock
-   * comes first, in a statement of its own: a statement reads the in-flight counts as of its
-   * start, so it must start after the previous claim has committed. Four round trips a claim
-   * (begin, lock, claim, commit) where a ranking, an update and two reads made seven.
+   * makes claims one at a time across instances, so the in-flight counts a claim reads are those
+   * the previous claim left and the caps hold cluster-wide. It comes first, in a statement of
+   * its own: a statement reads as of its start, so the claim must start once the lock is held.
+   * Four round trips a claim (begin, lock, claim, commit) where a ranking, an update and two
+   * reads made seven.
    */
   async #claimInOneStatement(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
     const c = this.codec
