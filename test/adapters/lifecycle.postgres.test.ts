@@ -220,12 +220,12 @@ async function slowConnects(target: string, delayMs: number): Promise<{ url: str
     sockets.add(client)
     client.pause()
     const timer = setTimeout(() => {
-      const server = connect(Number(upstream.port || 5432), upstream.hostname)
-      sockets.add(server)
-      client.pipe(server).pipe(client)
+      const onward = connect(Number(upstream.port || 5432), upstream.hostname)
+      sockets.add(onward)
+      client.pipe(onward).pipe(client)
       client.resume()
-      server.on('error', () => client.destroy())
-      server.on('close', () => sockets.delete(server))
+      onward.on('error', () => client.destroy())
+      onward.on('close', () => sockets.delete(onward))
     }, delayMs)
     client.on('error', () => undefined)
     client.on('close', () => {
