@@ -289,13 +289,12 @@ export class SqlWebhookStore implements WebhookStore {
     const c = this.codec
     const at = c.instant(now)
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
-    const table = (name: string) => sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
     const { rows } = await sql<Record<string, any>>`
       with claimed as (
-        update ${table(DELIVERIES)} d
+        update ${this.#table(DELIVERIES)} d
         set attempts = d.attempts + 1, next_attempt_at = ${c.instant(leaseUntil)}, lease = ${lease}, updated_at = ${at}
         where d.id in (
-          select p.id from ${table(DELIVERIES)} p
+          select p.id from ${this.#table(DELIVERIES)} p
           where p.id in (${this.#fairDue(now, limit, policy)}) and p.status = 'pending' and p.next_attempt_at <= ${at}
           for update skip locked
         ) and d.status = 'pending'
@@ -304,8 +303,8 @@ export class SqlWebhookStore implements WebhookStore {
       select ep.*, claimed.id as claim_id, claimed.attempts as claim_attempts, ev.id as event_row,
         ev.event_id as event_id, ev.type as event_type, ev.company_id as event_company_id, ev.payload as event_payload
       from claimed
-      left join ${table(EVENTS)} ev on ev.id = claimed.change_event_id
-      left join ${table(ENDPOINTS)} ep on ep.id = claimed.endpoint_id`.execute(trx)
+      left join ${this.#table(EVENTS)} ev on ev.id = claimed.change_event_id
+      left join ${this.#table(ENDPOINTS)} ep on ep.id = claimed.endpoint_id`.execute(trx)
     return rows.map((row) => ({
       id: row.claim_id,
       attempts: row.claim_attempts,
@@ -356,6 +355,11 @@ export class SqlWebhookStore implements WebhookStore {
     }))
   }
 
+  /** One of our tables in raw SQL, which `withSchema` does not rewrite: named with the schema. */
+  #table(name: string) {
+    return sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
+  }
+
   /**
    * The ids of up to `limit` due deliveries to claim, fairly (see `WebhookStore.claimDue`). One
    * statement on both dialects: in-flight attempts per endpoint (deliveries under a live lease,
@@ -372,7 +376,7 @@ export class SqlWebhookStore implements WebhookStore {
    * rows first instead (SQLite's choice for a plain join) read the whole backlog on every claim.
    * `flight` reads the leased partial index (a lease is only ever held by a pending delivery),
    * not the due index, whose range `next_attempt_at > now` holds every retry waiting.
-   * Raw SQL is not rewritten by `withSchema`, so tables are named with the schema here.
+   * Raw SQL is not rewritten by `withSchema`, so tables are named with the schema (`#table`).
    */
   #fairDue(now: Date, limit: number, policy: ClaimPolicy | undefined) {
     const c = this.codec
@@ -386,25 +390,24 @@ export class SqlWebhookStore implements WebhookStore {
     const troubledLimit = count(policy?.troubledCompanyLimit)
     // Without a policy nothing is capped but the breaker's probe (one at a time, always).
     const troubledEndpointLimit = policy === undefined ? count(NO_LIMIT) : sql.lit(1)
-    const table = (name: string) => sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
     // An endpoint never adds more than this to one batch: each reads only its first due rows (an index range).
     const skipToLast = sql.lit(Math.max(1, Math.min(policy?.endpointLimit ?? NO_LIMIT, limit)) - 1)
     // A column of the last due delivery an endpoint (`ep`) could add to this batch: an index range.
     const lastDue = (column: 'next_attempt_at' | 'id') =>
-      sql`(select ${sql.raw(`last.${column}`)} from ${table(DELIVERIES)} last
+      sql`(select ${sql.raw(`last.${column}`)} from ${this.#table(DELIVERIES)} last
              where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
              order by last.next_attempt_at, last.id limit 1 offset ${skipToLast})`
     return sql<{ id: unknown }>`
       with flight as (
         select endpoint_id, count(*) as inflight, sum(case when updated_at < ${slow} then 1 else 0 end) as slow
-        from ${table(DELIVERIES)}
+        from ${this.#table(DELIVERIES)}
         where lease is not null and next_attempt_at > ${at}
         group by endpoint_id
       ),
       ep as (
         select e.id, e.company_id, coalesce(f.inflight, 0) as inflight, e.paused_until,
           case when e.consecutive_failures > 0 or e.paused_until is not null or coalesce(f.slow, 0) > 0 then 1 else 0 end as troubled
-        from ${table(ENDPOINTS)} e left join flight f on f.endpoint_id = e.id
+        from ${this.#table(ENDPOINTS)} e left join flight f on f.endpoint_id = e.id
         where e.status = 'enabled'
       ),
       pools as (
@@ -424,7 +427,7 @@ export class SqlWebhookStore implements WebhookStore {
       ranked as (
         select d.id, d.next_attempt_at, r.company_id, r.troubled, r.room,
           row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
-        from room r cross join ${table(DELIVERIES)} d
+        from room r cross join ${this.#table(DELIVERIES)} d
         -- The row value decides; the plain bound on the time, which it implies, gives both planners an index range.
         where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
           and (d.next_attempt_at, d.id) <= (r.cutoff, r.cutoff_id)
