@@ -247,7 +247,13 @@ export async function openPostgresAdapter(connection: PostgresConnection, option
     // Transactions run concurrently on separate connections: lock what is read for update.
     writes: new SqlWriteStorage(db, postgresCodec, { lockRows: true, notifyDue: due.notify }),
     idempotency: new SqlIdempotencyStore(db, postgresCodec, { lockRows: true }),
-    webhooks: new SqlWebhookStore(db, postgresCodec, { lockRows: true, notifyDue: due.notify, subscribeDue: (wake) => due.subscribe(wake), schema }),
+    webhooks: new SqlWebhookStore(db, postgresCodec, {
+      lockRows: true,
+      notifyDue: due.notify,
+      subscribeDue: (wake) => due.subscribe(wake),
+      dueChannel: webhookChannel(schema),
+      schema,
+    }),
     audit: new SqlAuditStore(db, postgresCodec),
     usage: new SqlUsageStore(db, postgresCodec),
     db,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   DeliveryBacklog,
@@ -37,7 +37,7 @@ const DELIVERIES = 'wfa_webhook_deliveries'
 const ATTEMPTS = 'wfa_webhook_attempts'
 const EVENTS = 'wfa_change_events'
 /** Postgres: the advisory lock (two-int form) that makes claims one at a time, so caps counted in one claim hold across instances. */
-const CLAIM_LOCK = sql`2026112608, 1`
+const CLAIM_LOCK = '2026112608, 1'
 /** Rows per statement of `replay`: far below both dialects' bound-parameter limits (a delivery row binds 11). */
 const REPLAY_ROWS_PER_STATEMENT = 500
 /** Finishes recorded per transaction of `finishAttempts`: each binds about 13 parameters, far below both dialects' limits. */
@@ -62,6 +62,11 @@ export interface SqlWebhookOptions extends SqlWriteOptions {
   schema?: string
   /** Backs the optional `subscribeDue`; without it the store has none and dispatchers poll. */
   subscribeDue?: DueSignal['subscribe']
+  /**
+   * Postgres: the channel `notifyDue` notifies. With it, a batch of successes is recorded in one
+   * statement that also notifies (see `finishAttempts`); without it, in a transaction.
+   */
+  dueChannel?: string
 }
 
 /**
@@ -88,6 +93,9 @@ export class SqlWebhookStore implements WebhookStore {
   readonly #outbox: SqlOutboxOptions
   readonly #schema: string | undefined
   readonly #feed: SqlEventFeed
+  readonly #dueChannel: string | undefined
+  /** `#successesInOneStatement`'s SQL, without and with the notification: built at first use. */
+  #successSql: [string, string] | undefined
   /** The last claim of this store claimed something: the next one skips its first read. */
   #claimedLast = false
   readonly subscribeDue?: (wake: () => void) => Promise<() => Promise<void>>
@@ -102,6 +110,7 @@ export class SqlWebhookStore implements WebhookStore {
     this.#notify = options.notifyDue
     this.#outbox = { lockRows: this.#lockRows, notify: options.notifyDue }
     this.#schema = options.schema
+    this.#dueChannel = options.dueChannel
     this.#feed = new SqlEventFeed(db, codec, this.#transact, this.#lockRows)
     const subscribe = options.subscribeDue
     if (subscribe !== undefined) this.subscribeDue = (wake) => subscribe(wake)
@@ -242,7 +251,7 @@ export class SqlWebhookStore implements WebhookStore {
   #claim(now: Date, leaseUntil: Date, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimedDelivery[]> {
     const c = this.codec
     const lease = randomBytes(16).toString('base64url')
-    return this.#transact(async (trx) => {
+    return this.#claimTransaction(async (trx) => {
       const rows = this.#lockRows
         ? await this.#claimInOneStatement(trx, now, leaseUntil, lease, limit, policy)
         : await this.#claimByIds(trx, now, leaseUntil, lease, limit, policy)
@@ -276,19 +285,41 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   /**
+   * A claim's transaction. Postgres: `BEGIN` and the claim lock in one round trip (one simple
+   * query of two statements; the lock keeps a statement of its own, see `#claimInOneStatement`),
+   * then `work`, then `COMMIT`; any failure rolls back, the lock's wait (bounded by
+   * `statement_timeout`) included. SQLite: the dialect's transaction, whose one writer needs no lock.
+   */
+  async #claimTransaction<T>(work: (trx: QueryDb) => Promise<T>): Promise<T> {
+    if (!this.#lockRows) return this.#transact(work)
+    return this.db.connection().execute(async (conn) => {
+      let result: T
+      try {
+        await conn.executeQuery(CompiledQuery.raw(`begin; select pg_advisory_xact_lock(${CLAIM_LOCK})`))
+        result = await work(conn)
+      } catch (error) {
+        // A lost connection cannot roll back; the pool discards it, and the server ends the transaction.
+        await conn.executeQuery(CompiledQuery.raw('rollback')).catch(() => {})
+        throw error
+      }
+      await conn.executeQuery(CompiledQuery.raw('commit'))
+      return result
+    })
+  }
+
+  /**
    * Postgres: the claim in one statement after the claim lock: the ranking (`#fairDue`), the
    * rows it chose that are still due and not held by another transaction (a finish, a disable:
    * skipped, not waited for), their update, and their events and endpoints, joined. The lock
    * makes claims one at a time across instances, so the in-flight counts a claim reads are those
    * the previous claim left and the caps hold cluster-wide. It comes first, in a statement of
-   * its own: a statement reads as of its start, so the claim must start once the lock is held.
-   * Four round trips a claim (begin, lock, claim, commit) where a ranking, an update and two
-   * reads made seven.
+   * its own (`#claimTransaction`): a statement reads as of its start, so the claim must start
+   * once the lock is held. Three round trips a claim (begin with the lock, the claim, commit)
+   * where a ranking, an update and two reads made seven.
    */
   async #claimInOneStatement(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
     const c = this.codec
     const at = c.instant(now)
-    await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
     const { rows } = await sql<Record<string, any>>`
       with claimed as (
         update ${this.#table(DELIVERIES)} d
@@ -545,6 +576,112 @@ export class SqlWebhookStore implements WebhookStore {
    * batch back, since its health change was counted, and the batch is done again without it.
    */
   async #finishBatch(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null>> {
+    // Postgres, when every notification it must send can go in the statement: the successes first, at once.
+    if (!this.#lockRows || (this.#notify !== undefined && this.#dueChannel === undefined)) return this.#finishInTransaction(finishes, wake)
+    const answers = await this.#successesInOneStatement(finishes, wake)
+    const rest: number[] = []
+    answers.forEach((answer, index) => {
+      if (answer === undefined) rest.push(index)
+    })
+    if (rest.length > 0) {
+      const more = await this.#finishInTransaction(
+        rest.map((index) => finishes[index] as AttemptFinish),
+        wake,
+      )
+      rest.forEach((index, k) => (answers[index] = more[k] as FinishedAttempt | null))
+    }
+    return answers as Array<FinishedAttempt | null>
+  }
+
+  /**
+   * Postgres: the successes of `finishes` whose endpoint is healthy, each its claim's first
+   * finish here, recorded in one statement outside any transaction (a statement is atomic): the
+   * deliveries that still hold their lease move to their next state, their attempts are
+   * inserted, and the notification is sent if `wake`. A healthy endpoint's success changes
+   * nothing of it, and locks nothing of it, as in `#finishIn`. This is the whole record of a
+   * healthy drain: one round trip where the transaction takes seven.
+   * @returns an answer for each finish recorded; undefined for the rest (a failure, an endpoint
+   *   with failures or a pause, a claim lost or finished twice), which the caller records in a
+   *   transaction after this one: there a lost claim's finish answers null, as ever.
+   */
+  async #successesInOneStatement(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null | undefined>> {
+    const c = this.codec
+    const answers: Array<FinishedAttempt | null | undefined> = finishes.map(() => undefined)
+    const seen = new Set<number>()
+    const chosen: number[] = []
+    finishes.forEach((finish, index) => {
+      const id = finish.claim.delivery_id
+      const first = !seen.has(id)
+      seen.add(id)
+      if (first && finish.outcome.attempt.succeeded) chosen.push(index)
+    })
+    if (chosen.length === 0) return answers
+    const columns: unknown[][] = Array.from({ length: 11 }, () => [])
+    for (const index of chosen) {
+      const { claim, outcome, now } = finishes[index] as AttemptFinish
+      const { attempt, next } = outcome
+      const row = [
+        claim.delivery_id,
+        claim.lease,
+        next.status,
+        next.status === 'pending' ? c.instant(next.at) : null,
+        c.instant(now),
+        attempt.number,
+        c.instant(attempt.attempted_at),
+        attempt.status_code,
+        attempt.duration_ms,
+        attempt.response_body,
+        attempt.error,
+      ]
+      row.forEach((value, column) => (columns[column] as unknown[]).push(value))
+    }
+    const [quiet, announcing] = (this.#successSql ??= this.#successStatements())
+    const parameters = wake && this.#dueChannel !== undefined ? [...columns, this.#dueChannel] : columns
+    const { rows } = await this.db.executeQuery<{ ids: unknown[] }>(CompiledQuery.raw(parameters.length > columns.length ? announcing : quiet, parameters))
+    const moved = new Set((rows[0]?.ids ?? []).map((id) => c.readInt(id)))
+    for (const index of chosen) {
+      const finish = finishes[index] as AttemptFinish
+      if (moved.has(finish.claim.delivery_id)) answers[index] = nextEndpointHealth(HEALTHY, true, finish.outcome.breaker, finish.now)
+    }
+    return answers
+  }
+
+  /**
+   * The SQL of `#successesInOneStatement`: the finishes as parallel arrays (`unnest`), so the text
+   * is the same for any number of them and is parsed once per connection's cache of it. The
+   * update re-checks each lease and that the endpoint is healthy; the insert takes only the
+   * rows the update moved; `array(…)` answers one row whatever moved, and the notification is
+   * sent once.
+   */
+  #successStatements(): [string, string] {
+    const name = (table: string) => (this.#schema === undefined ? `"${table}"` : `"${this.#schema}"."${table}"`)
+    const body = `with f as (
+        select * from unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+          $6::integer[], $7::timestamptz[], $8::integer[], $9::integer[], $10::text[], $11::text[])
+          as f(id, lease, status, next_attempt_at, updated_at, number, attempted_at, status_code, duration_ms, response_body, error)
+      ),
+      moved as (
+        update ${name(DELIVERIES)} d
+        set status = f.status, next_attempt_at = f.next_attempt_at, lease = null, updated_at = f.updated_at
+        from f
+        where d.id = f.id and d.lease = f.lease and d.status = 'pending'
+          and not exists (
+            select 1 from ${name(ENDPOINTS)} e
+            where e.id = d.endpoint_id and (e.consecutive_failures > 0 or e.failing_since is not null or e.paused_until is not null)
+          )
+        returning d.id
+      ),
+      added as (
+        insert into ${name(ATTEMPTS)} (delivery_id, number, attempted_at, status_code, duration_ms, response_body, error, succeeded)
+        select f.id, f.number, f.attempted_at, f.status_code, f.duration_ms, f.response_body, f.error, true
+        from f join moved on moved.id = f.id
+      )
+      select array(select id from moved) as ids`
+    return [body, `${body}, pg_notify($12, '') as notified`]
+  }
+
+  /** The finishes in one transaction per batch (see `#finishIn`), again without the claims lost meanwhile. */
+  async #finishInTransaction(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null>> {
     for (let round = 0; round < 3; round += 1) {
       try {
         return await this.#transact(async (trx) => {

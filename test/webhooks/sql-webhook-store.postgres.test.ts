@@ -3,7 +3,7 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { openPostgresAdapter, type PostgresAdapter } from '../../adapters/postgres/index.js'
 import { webhookChannel } from '../../adapters/postgres/postgres-due-signal.js'
-import { changeEvent, endpointRecord } from '../../src/conformance/webhook-facts.js'
+import { attemptRecord, changeEvent, endpointRecord, outcome } from '../../src/conformance/webhook-facts.js'
 import { afterNow } from '../../src/conformance/write-facts.js'
 import type { ClaimedDelivery } from '../../src/ports/webhook-store.js'
 import { describePostgres, useTestDatabase } from '../helpers/postgres.js'
@@ -109,6 +109,50 @@ describePostgres('SqlWebhookStore on Postgres', () => {
     } finally {
       await stop()
     }
+  })
+
+  it('a record announces freed places to another instance only when asked, in one statement (successes on a healthy endpoint) or a transaction', async () => {
+    const events = Array.from({ length: 6 }, (_, n) => changeEvent(`postgres: announce ${n}`, 1, 'todos.created', n, n))
+    await one.writes.transaction(async (tx) => {
+      for (const event of events) await tx.recordEvent(event)
+    })
+    const claims = await one.webhooks.claimDue(afterNow(1_000), afterNow(60_000), 10)
+    expect(claims).toHaveLength(6)
+    const [a, b, c, d, e, f] = claims as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery]
+    const success = (claim: ClaimedDelivery) => ({ claim, outcome: outcome.delivered(attemptRecord(1, 1_100, 204)), now: afterNow(1_100) })
+    const failure = (claim: ClaimedDelivery) => ({ claim, outcome: outcome.retryAt(attemptRecord(1, 1_100, 500), 60_000), now: afterNow(1_100) })
+    const wakes: string[] = []
+    const stop = await two.webhooks.subscribeDue!(() => wakes.push('woken'))
+    try {
+      // The endpoint is healthy: successes take the one statement.
+      await one.webhooks.finishAttempts!([success(a)], false)
+      await quiet()
+      expect(wakes, 'wakes after a record not asked to announce').toEqual([])
+      await one.webhooks.finishAttempts!([success(b), success(c)], true)
+      await eventually(() => wakes.length === 1, 'the wake after a batch of successes')
+      // A failure, then a batch on the endpoint it left failing: both in a transaction.
+      await one.webhooks.finishAttempts!([failure(d)], true)
+      await eventually(() => wakes.length === 2, 'the wake after a batch of one failure')
+      await one.webhooks.finishAttempts!([success(e), failure(f)], false)
+      await quiet()
+      expect(wakes, 'no wake after a transaction not asked to announce').toHaveLength(2)
+    } finally {
+      await stop()
+    }
+    const page = await one.webhooks.listDeliveries(endpoint.id, { limit: 10 })
+    const byEvent = new Map(page.deliveries.map((delivery) => [delivery.event_id, delivery]))
+    const states = claims.map((claim) => {
+      const delivery = byEvent.get(claim.event.id)!
+      return [delivery.status, delivery.attempts_made.map((attempt) => attempt.status_code)]
+    })
+    expect(states, 'each delivery as its finish said').toEqual([
+      ['delivered', [204]],
+      ['delivered', [204]],
+      ['delivered', [204]],
+      ['pending', [500]],
+      ['delivered', [204]],
+      ['pending', [500]],
+    ])
   })
 
   it('listens again after losing its connection, and wakes the dispatcher for what it may have missed', async () => {
