@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type * as pg from 'pg'
 import { StorageUnavailable } from '../../src/ports/errors.js'
-import type { PreparedQuery, SqlRunner } from '../sql/prepared.js'
+import { FIXED_TEXT, type PreparedQuery, type SqlRunner } from '../sql/prepared.js'
 import { postgresTypes } from './postgres-codec.js'
 import { pgDriver } from './postgres-driver.js'
 import { acquireTimeoutCause, toStorageError, unavailableReason } from './postgres-errors.js'
@@ -249,11 +249,7 @@ export class PostgresGuard {
         // Kysely calls query(sql, parameters); the runner passes a named statement's config.
         // (Kysely's other form, query(cursor), needs a `cursor` in the dialect, which we never set.)
         query: ((textOrConfig: string | pg.QueryConfig, values?: readonly unknown[]) =>
-          this.#query(
-            state,
-            client,
-            typeof textOrConfig === 'string' ? { text: textOrConfig, values: [...(values ?? [])], types: postgresTypes } : textOrConfig,
-          )) as GuardedClient['query'],
+          this.#query(state, client, typeof textOrConfig === 'string' ? queryConfig(textOrConfig, values) : textOrConfig)) as GuardedClient['query'],
         release: () => {
           if (state.released) return
           state.released = true
@@ -387,6 +383,23 @@ export function createPostgresRunner(source: PostgresGuard | pg.Pool): SqlRunner
 /** A bare pool (benchmarks, tests) gets the guard's mapping and discarding, without timeouts. */
 function guardOf(source: PostgresGuard | pg.Pool): PostgresGuard {
   return source instanceof PostgresGuard ? source : new PostgresGuard(source, { acquireTimeoutMs: 0, queryTimeoutMs: 0 })
+}
+
+/** Names of `FIXED_TEXT` statements by their text. Such texts are few (a store's, per setting); the bound only guards against a misuse. */
+const fixedNames = new Map<string, string>()
+const MAX_FIXED_NAMES = 256
+
+/** What Kysely's `query(sql, parameters)` runs: a named prepared statement for a `FIXED_TEXT` statement, else an unnamed one. */
+function queryConfig(text: string, values: readonly unknown[] | undefined): pg.QueryConfig {
+  const config: pg.QueryConfig = { text, values: values === undefined ? [] : [...values], types: postgresTypes }
+  if (!text.startsWith(FIXED_TEXT)) return config
+  let name = fixedNames.get(text)
+  if (name === undefined) {
+    name = statementName(text)
+    if (fixedNames.size < MAX_FIXED_NAMES) fixedNames.set(text, name)
+  }
+  config.name = name
+  return config
 }
 
 /** `wfa_` plus 128 bits of the SQL's SHA-256: well inside Postgres' 63-byte identifier limit. */

@@ -11,6 +11,14 @@ export function param(name: string): any {
   return SENTINEL + name
 }
 
+/**
+ * Begins SQL whose text is the same at every run, for a given store and its settings (values
+ * are all bound parameters): a Postgres adapter runs such a statement as a named prepared
+ * statement, parsed once per connection (`createPostgresKysely`). A comment, so any dialect
+ * runs the text as it is.
+ */
+export const FIXED_TEXT = '/* wfa:fixed */ '
+
 /** SQL text plus the parameter names in bind order. */
 export interface PreparedQuery {
   sql: string

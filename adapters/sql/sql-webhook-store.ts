@@ -25,7 +25,7 @@ import type {
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
-import type { QueryDb } from './prepared.js'
+import { FIXED_TEXT, type QueryDb } from './prepared.js'
 import { HEALTHY, healthChanged, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
@@ -320,7 +320,7 @@ export class SqlWebhookStore implements WebhookStore {
   async #claimInOneStatement(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
     const c = this.codec
     const at = c.instant(now)
-    const { rows } = await sql<Record<string, any>>`
+    const { rows } = await sql<Record<string, any>>`${sql.raw(FIXED_TEXT)}
       with claimed as (
         update ${this.#table(DELIVERIES)} d
         set attempts = d.attempts + 1, next_attempt_at = ${c.instant(leaseUntil)}, lease = ${lease}, updated_at = ${at}
@@ -655,7 +655,7 @@ export class SqlWebhookStore implements WebhookStore {
    */
   #successStatements(): [string, string] {
     const name = (table: string) => (this.#schema === undefined ? `"${table}"` : `"${this.#schema}"."${table}"`)
-    const body = `with f as (
+    const body = `${FIXED_TEXT}with f as (
         select * from unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
           $6::integer[], $7::timestamptz[], $8::integer[], $9::integer[], $10::text[], $11::text[])
           as f(id, lease, status, next_attempt_at, updated_at, number, attempted_at, status_code, duration_ms, response_body, error)

@@ -2,6 +2,9 @@ import Fastify from 'fastify'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { openPostgresAdapter, statementName, type PostgresAdapter } from '../../adapters/postgres/index.js'
+import { FIXED_TEXT } from '../../adapters/sql/prepared.js'
+import { attemptRecord, changeEvent, endpointRecord, outcome } from '../../src/conformance/webhook-facts.js'
+import { afterNow } from '../../src/conformance/write-facts.js'
 import { KeyManager, workforceApi } from '../../src/index.js'
 import type { Dataset } from '../../src/ports/dataset.js'
 import { generateDataset } from '../../src/seed/generate.js'
@@ -73,6 +76,18 @@ describePostgres('Postgres ports', () => {
     await adapter.storage.todos.get(1, 1)
     const { rows } = await pool.query(`select name, statement from pg_prepared_statements where statement like '%wfa_todos%'`)
     expect(rows.length).toBe(3) // page, count and get: the second list reused the first one's statements
+    for (const row of rows) expect(row.name).toBe(statementName(row.statement))
+  })
+
+  it('runs the webhook claim and the record of successes as named prepared statements too', async () => {
+    const endpoint = endpointRecord('named: endpoint', 1, ['*'])
+    await adapter.webhooks.createEndpoint(endpoint)
+    await adapter.writes.transaction((tx) => tx.recordEvent(changeEvent('named: event', 1, 'todos.created', 1)))
+    const [claim] = await adapter.webhooks.claimDue(afterNow(1_000), afterNow(60_000), 4)
+    expect(claim).toBeDefined()
+    await adapter.webhooks.finishAttempts!([{ claim: claim!, outcome: outcome.delivered(attemptRecord(1, 1_100, 204)), now: afterNow(1_100) }])
+    const { rows } = await pool.query(`select name, statement from pg_prepared_statements where statement like $1`, [`${FIXED_TEXT}%`])
+    expect(rows.map((row) => (row.statement.includes('with claimed as') ? 'claim' : row.statement.includes('unnest') ? 'record' : 'other')).sort()).toEqual(['claim', 'record'])
     for (const row of rows) expect(row.name).toBe(statementName(row.statement))
   })
 
