@@ -378,7 +378,11 @@ export class WebhookDispatcher {
       }
       const check = () => {
         if (this.#stopped) return this.#finished.length > 0 || this.#held === 0 ? done(false) : undefined
-        if (this.#woken) return done(true)
+        // With every place taken, a wake-up or a freed place waits for an answer (which calls
+        // this again): answering it at once made a turn that could claim nothing, and turned
+        // again without ever yielding to the event loop, for good.
+        const full = this.#held >= this.#settings.concurrency
+        if (this.#woken && !full) return done(true)
         const now = performance.now()
         let urgentWait = Number.POSITIVE_INFINITY
         if (this.#urgent.size > 0) {
@@ -391,7 +395,7 @@ export class WebhookDispatcher {
           if (urgentWait <= 0) return done(!this.#wakesOthers)
         }
         const interval = this.#backlog && !this.#announced ? URGENT_COALESCE_MS : FREED_CLAIM_INTERVAL_MS
-        const freedWait = this.#freed ? this.#lastClaimAt + interval - now : Number.POSITIVE_INFINITY
+        const freedWait = this.#freed && !full ? this.#lastClaimAt + interval - now : Number.POSITIVE_INFINITY
         if (freedWait <= 0 || now >= until) return done(true)
         // Recorded now, unless a claim is about to take the turn anyway.
         if (this.#finished.length > 0 && urgentWait === Number.POSITIVE_INFINITY) return done(false)
