@@ -22,11 +22,16 @@
  * from its first arrival to its last. The one-endpoint
  * drain against the full concurrency (the figure before) is printed too.
  *
+ * On Postgres, each backlog is followed by `analyze` of its tables before the drain, as
+ * autovacuum keeps statistics on a database that has been running: the claim's plan depends on
+ * them, and the bench's tables are minutes old (`--fresh-statistics` leaves them as they are,
+ * the case of a burst into a young table; docs/benchmarks.md).
+ *
  * `--profile DIR` samples this process's CPU during each drain only (node:inspector; the receiver
  * shares the process) into `DIR/<backend>-<drain>.cpuprofile`, and prints the main thread's busy
  * time per delivery by place and the heaviest functions.
  *
- * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…] [--profile DIR]
+ * Usage: npx tsx bench/webhooks.ts [--rate 1000] [--slow-rate 300] [--duration 10] [--backlog 10000] [--endpoints 32] [--companies 8] [--baseline-s 5] [--backends sqlite,postgres] [--pg postgres://…] [--profile DIR] [--fresh-statistics]
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -60,6 +65,7 @@ const { values } = parseArgs({
     backends: { type: 'string' },
     pg: { type: 'string' },
     profile: { type: 'string' },
+    'fresh-statistics': { type: 'boolean' },
   },
 })
 const RATE = Number(values.rate ?? 1_000)
@@ -75,6 +81,8 @@ const COMPANIES = Number(values.companies ?? 8)
 const BASELINE_S = Number(values['baseline-s'] ?? 5)
 const BATCH = 10
 const PROFILE_DIR = values.profile
+/** Postgres: `analyze` the tables after publishing each backlog (the default), or not. */
+const ANALYZE = values['fresh-statistics'] !== true
 /** The dispatcher's `concurrency` here (its default): attempts in flight in all. */
 const CONCURRENCY = 64
 /** The defaults of `endpointConcurrency` and `companyConcurrency` (src/options.ts), which the bench leaves alone. */
@@ -311,6 +319,12 @@ async function failLeftOvers(adapter: Opened['adapter']): Promise<number> {
   return Number(left.rows[0]?.n ?? 0)
 }
 
+/** Postgres: the statistics a running database's autovacuum would keep, before a drain (see the header). */
+async function analyzed(backend: string, adapter: Opened['adapter']): Promise<void> {
+  if (backend !== 'postgres' || !ANALYZE) return
+  await sql`analyze wfa_webhook_deliveries, wfa_webhook_endpoints, wfa_change_events`.execute(adapter.db)
+}
+
 /** The three phases on one backend's database; the caller closes it (and drops a Postgres one), also when a phase throws. */
 async function run(backend: string, opened: Opened): Promise<Result> {
   const receiver = await startReceiver()
@@ -341,6 +355,7 @@ async function run(backend: string, opened: Opened): Promise<Result> {
     for (const id of ids) backlog.add(id)
   }
   await publisher.close()
+  await analyzed(backend, adapter)
   const drainer = await appOver(adapter, secretKey, true)
   const drainDeadline = performance.now() + 120_000
   await profiled(`${backend}-one-endpoint`, () => receiver.arrivals.size, async () => {
@@ -372,6 +387,7 @@ async function run(backend: string, opened: Opened): Promise<Result> {
     })
   }
   await spreadPublisher.close()
+  await analyzed(backend, adapter)
   const fullBefore = await baseline(receiver, BASELINE_S, CONCURRENCY)
   receiver.deliveries.clear()
   const spreadDrainer = await appOver(adapter, secretKey, true)
@@ -416,7 +432,7 @@ const ms = (value: number) => `${value.toFixed(1)} ms`
 const perS = (value: number) => Math.round(value).toLocaleString('en')
 const ratio = (drain: number, plain: number) => `${((100 * drain) / plain).toFixed(1)} %`
 console.log(
-  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction, one endpoint (default caps: ${ENDPOINT_CAP} in flight); phase 2: a backlog of ${BACKLOG} to that endpoint; phase 3: a backlog of ${BACKLOG} deliveries over ${ENDPOINTS} endpoints in ${COMPANIES} companies; dispatcher concurrency ${CONCURRENCY}; plain POSTs for ${BASELINE_S} s just before and just after each drain, averaged\n`,
+  `\n${machine}\nphase 1: ${RATE} events/s offered for ${DURATION_S} s${SLOW_RATE > 0 ? `, then ${SLOW_RATE} events/s` : ''}, ${BATCH} per host transaction, one endpoint (default caps: ${ENDPOINT_CAP} in flight); phase 2: a backlog of ${BACKLOG} to that endpoint; phase 3: a backlog of ${BACKLOG} deliveries over ${ENDPOINTS} endpoints in ${COMPANIES} companies; dispatcher concurrency ${CONCURRENCY}; plain POSTs for ${BASELINE_S} s just before and just after each drain, averaged${BACKENDS.includes('postgres') ? `; Postgres statistics ${ANALYZE ? 'analyzed after each backlog' : 'left fresh (--fresh-statistics)'}` : ''}\n`,
 )
 console.log(`| backend | steady ${RATE}/s: delivered / published | p50 commit→arrival | p99 | pending, sampled each second |${SLOW_RATE > 0 ? ` ${SLOW_RATE}/s: delivered, p50, p99 |` : ''}`)
 console.log(`|---|---:|---:|---:|---|${SLOW_RATE > 0 ? '---:|' : ''}`)
