@@ -385,7 +385,7 @@ function guardOf(source: PostgresGuard | pg.Pool): PostgresGuard {
   return source instanceof PostgresGuard ? source : new PostgresGuard(source, { acquireTimeoutMs: 0, queryTimeoutMs: 0 })
 }
 
-/** Names of `FIXED_TEXT` statements by their text. Such texts are few (a store's, per setting); the bound only guards against a misuse. */
+/** Names of `FIXED_TEXT` statements by their text. Such texts are few (a store's, per setting and claim size: dozens); the bound only guards against a misuse. */
 const fixedNames = new Map<string, string>()
 const MAX_FIXED_NAMES = 256
 

@@ -13,7 +13,8 @@ export function param(name: string): any {
 
 /**
  * Begins SQL whose text is the same at every run, for a given store and its settings (values
- * are all bound parameters): a Postgres adapter runs such a statement as a named prepared
+ * are all bound parameters; a claim's text also varies with its size, so a store has a few
+ * dozen at most): a Postgres adapter runs such a statement as a named prepared
  * statement, parsed once per connection (`createPostgresKysely`). A comment, so any dialect
  * runs the text as it is.
  */
