@@ -576,49 +576,34 @@ export class SqlWebhookStore implements WebhookStore {
    * batch back, since its health change was counted, and the batch is done again without it.
    */
   async #finishBatch(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null>> {
-    // Postgres, when every notification it must send can go in the statement: the successes first, at once.
-    if (!this.#lockRows || (this.#notify !== undefined && this.#dueChannel === undefined)) return this.#finishInTransaction(finishes, wake)
-    const answers = await this.#successesInOneStatement(finishes, wake)
-    const rest: number[] = []
-    answers.forEach((answer, index) => {
-      if (answer === undefined) rest.push(index)
-    })
-    if (rest.length > 0) {
-      const more = await this.#finishInTransaction(
-        rest.map((index) => finishes[index] as AttemptFinish),
-        wake,
-      )
-      rest.forEach((index, k) => (answers[index] = more[k] as FinishedAttempt | null))
+    // Postgres, when every notification it must send can go in the statement: a batch of successes at once.
+    if (this.#lockRows && (this.#notify === undefined || this.#dueChannel !== undefined)) {
+      const answers = await this.#successesInOneStatement(finishes, wake)
+      if (answers !== undefined) return answers
     }
-    return answers as Array<FinishedAttempt | null>
+    return this.#finishInTransaction(finishes, wake)
   }
 
   /**
-   * Postgres: the successes of `finishes` whose endpoint is healthy, each its claim's first
-   * finish here, recorded in one statement outside any transaction (a statement is atomic): the
-   * deliveries that still hold their lease move to their next state, their attempts are
-   * inserted, and the notification is sent if `wake`. A healthy endpoint's success changes
-   * nothing of it, and locks nothing of it, as in `#finishIn`. This is the whole record of a
-   * healthy drain: one round trip where the transaction takes seven.
-   * @returns an answer for each finish recorded; undefined for the rest (a failure, an endpoint
-   *   with failures or a pause, a claim lost or finished twice), which the caller records in a
-   *   transaction after this one: there a lost claim's finish answers null, as ever.
+   * Postgres: a batch whose every finish is a success on a healthy endpoint, each of its own
+   * claim, recorded in one statement outside any transaction (a statement is atomic): the
+   * deliveries move to their next state, their attempts are inserted, and the notification is
+   * sent if `wake`. A healthy endpoint's success changes nothing of it, and locks nothing of it,
+   * as in `#finishIn`. This is the whole record of a healthy drain: one round trip where the
+   * transaction takes seven.
+   * The statement moves nothing unless every finish still holds its delivery and its endpoint is
+   * healthy, as read at its start: otherwise the caller records the batch in the transaction, and
+   * the batch stays all or nothing. A delivery that another transaction changed after that read
+   * (its lease taken, a disable) is not moved: a lost claim, answered null as in `#finishIn`.
+   * @returns the answers, or undefined when the statement recorded nothing (a failure in the
+   *   batch, a claim finished twice, an endpoint with failures or a pause, a claim lost).
    */
-  async #successesInOneStatement(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null | undefined>> {
+  async #successesInOneStatement(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null> | undefined> {
     const c = this.codec
-    const answers: Array<FinishedAttempt | null | undefined> = finishes.map(() => undefined)
-    const seen = new Set<number>()
-    const chosen: number[] = []
-    finishes.forEach((finish, index) => {
-      const id = finish.claim.delivery_id
-      const first = !seen.has(id)
-      seen.add(id)
-      if (first && finish.outcome.attempt.succeeded) chosen.push(index)
-    })
-    if (chosen.length === 0) return answers
+    const ids = new Set(finishes.map((finish) => finish.claim.delivery_id))
+    if (finishes.length === 0 || ids.size < finishes.length || finishes.some((finish) => !finish.outcome.attempt.succeeded)) return undefined
     const columns: unknown[][] = Array.from({ length: 11 }, () => [])
-    for (const index of chosen) {
-      const { claim, outcome, now } = finishes[index] as AttemptFinish
+    for (const { claim, outcome, now } of finishes) {
       const { attempt, next } = outcome
       const row = [
         claim.delivery_id,
@@ -639,19 +624,17 @@ export class SqlWebhookStore implements WebhookStore {
     const parameters = wake && this.#dueChannel !== undefined ? [...columns, this.#dueChannel] : columns
     const { rows } = await this.db.executeQuery<{ ids: unknown[] }>(CompiledQuery.raw(parameters.length > columns.length ? announcing : quiet, parameters))
     const moved = new Set((rows[0]?.ids ?? []).map((id) => c.readInt(id)))
-    for (const index of chosen) {
-      const finish = finishes[index] as AttemptFinish
-      if (moved.has(finish.claim.delivery_id)) answers[index] = nextEndpointHealth(HEALTHY, true, finish.outcome.breaker, finish.now)
-    }
-    return answers
+    if (moved.size === 0) return undefined
+    return finishes.map((finish) => (moved.has(finish.claim.delivery_id) ? nextEndpointHealth(HEALTHY, true, finish.outcome.breaker, finish.now) : null))
   }
 
   /**
    * The SQL of `#successesInOneStatement`: the finishes as parallel arrays (`unnest`), so the text
-   * is the same for any number of them and is parsed once per connection's cache of it. The
-   * update re-checks each lease and that the endpoint is healthy; the insert takes only the
-   * rows the update moved; `array(…)` answers one row whatever moved, and the notification is
-   * sent once.
+   * is the same for any number of them and is parsed once per connection's cache of it. `ready`
+   * counts the finishes that hold their delivery on a healthy endpoint; the update moves rows
+   * only if that is all of them, and re-checks each row (a row changed since the statement began
+   * is re-read); the insert takes only the rows the update moved; `array(…)` answers one row
+   * whatever moved, and the notification is sent once.
    */
   #successStatements(): [string, string] {
     const name = (table: string) => (this.#schema === undefined ? `"${table}"` : `"${this.#schema}"."${table}"`)
@@ -660,15 +643,20 @@ export class SqlWebhookStore implements WebhookStore {
           $6::integer[], $7::timestamptz[], $8::integer[], $9::integer[], $10::text[], $11::text[])
           as f(id, lease, status, next_attempt_at, updated_at, number, attempted_at, status_code, duration_ms, response_body, error)
       ),
+      held as (
+        select d.id from ${name(DELIVERIES)} d join f on d.id = f.id and d.lease = f.lease
+        where d.status = 'pending'
+          and not exists (
+            select 1 from ${name(ENDPOINTS)} e
+            where e.id = d.endpoint_id and (e.consecutive_failures > 0 or e.failing_since is not null or e.paused_until is not null)
+          )
+      ),
       moved as (
         update ${name(DELIVERIES)} d
         set status = f.status, next_attempt_at = f.next_attempt_at, lease = null, updated_at = f.updated_at
         from f
         where d.id = f.id and d.lease = f.lease and d.status = 'pending'
-          and not exists (
-            select 1 from ${name(ENDPOINTS)} e
-            where e.id = d.endpoint_id and (e.consecutive_failures > 0 or e.failing_since is not null or e.paused_until is not null)
-          )
+          and (select count(*) from held) = cardinality($1::bigint[])
         returning d.id
       ),
       added as (

@@ -249,6 +249,41 @@ export const webhookDeliveries: ConformanceGroup = {
       expect(await store.finishAttempts([]), 'finishAttempts of nothing').toEqual([])
     })
 
+    it('finishAttempts of successes only: a failing endpoint\'s success closes its streak in the batch, a lost claim answers null, the rest are recorded', async () => {
+      const store = ctx.webhooks()
+      if (store.finishAttempts === undefined) notApplicable('the store has no finishAttempts (optional: the dispatcher calls finishAttempt once per attempt)')
+      const [healthy, failing] = ['successes: healthy', 'successes: failing'].map((label) => endpointRecord(label, 1, ['*'])) as [WebhookEndpointRecord, WebhookEndpointRecord]
+      await createEndpoints(store, [healthy, failing])
+      const [e1, e2] = [1, 2].map((n) => changeEvent(`successes: ${n}`, 1, 'todos.created', n, n)) as [ChangeEvent, ChangeEvent]
+      await recordEvents(ctx, [e1, e2])
+      const claims = await claimAt(store, 10)
+      // The failing endpoint has one failure on record before the batch.
+      expect(await store.finishAttempt(claimOf(claims, e2, failing), outcome.retryAt(attemptRecord(1, 40, 500), 60_000), afterNow(50)), 'a failure first').not.toBeNull()
+      const succeed = (claim: ClaimedDelivery, atMs: number) => ({ claim, outcome: outcome.delivered(attemptRecord(1, atMs - 5, 204)), now: afterNow(atMs) })
+      // Each kind alone, and then together: a batch of successes answers as if each were recorded in turn.
+      const lost = { ...claimOf(claims, e2, healthy), lease: 'not-this-claims-lease' }
+      expect(await store.finishAttempts([succeed(claimOf(claims, e1, healthy), 100), succeed(lost, 110)]), 'a success and a lost claim').toMatchObject([
+        { opened: false, closed: false },
+        null,
+      ])
+      expect(await store.finishAttempts([succeed(claimOf(claims, e2, healthy), 120), succeed(claimOf(claims, e1, failing), 130)]), 'a success on each endpoint').toMatchObject([
+        { opened: false, closed: false },
+        { opened: false, closed: true },
+      ])
+      const health = (endpoint: WebhookEndpointRecord | null) => endpoint && [endpoint.consecutive_failures, typed(endpoint.failing_since)]
+      expect(health(await store.getEndpoint(failing.id)), 'the failing endpoint after its success: [failures, failing_since]').toEqual([0, typed(null)])
+      const states = async (endpoint: WebhookEndpointRecord) =>
+        (await store.listDeliveries(endpoint.id, { limit: 10 })).deliveries.map((delivery) => [delivery.event_id, delivery.status, delivery.attempts_made.map((made) => made.status_code)])
+      expect(await states(healthy), 'the healthy endpoint\'s deliveries: each recorded once').toEqual([
+        [e2.id, 'delivered', [204]],
+        [e1.id, 'delivered', [204]],
+      ])
+      expect(await states(failing), 'the failing endpoint\'s deliveries').toEqual([
+        [e2.id, 'pending', [500]],
+        [e1.id, 'delivered', [204]],
+      ])
+    })
+
     it('disableEndpoint fails its pending deliveries in the same step, and only the first of two disables succeeds', async () => {
       const store = ctx.webhooks()
       const failing = endpointRecord('disable: failing', 1, ['*'])
