@@ -630,8 +630,8 @@ export class SqlWebhookStore implements WebhookStore {
 
   /**
    * The SQL of `#successesInOneStatement`: the finishes as parallel arrays (`unnest`), so the text
-   * is the same for any number of them and is parsed once per connection's cache of it. `ready`
-   * counts the finishes that hold their delivery on a healthy endpoint; the update moves rows
+   * is the same for any number of them and is parsed once per connection's cache of it. `held`
+   * lists the finishes that hold their delivery on a healthy endpoint; the update moves rows
    * only if that is all of them, and re-checks each row (a row changed since the statement began
    * is re-read); the insert takes only the rows the update moved; `array(…)` answers one row
    * whatever moved, and the notification is sent once.
