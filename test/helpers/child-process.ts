@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 
 /**
  * Spawns `command` with piped output and resolves once its stdout matches `until`, with the match.
- * If it exits first, rejects with what it printed, so a failed start says why.
+ * If it exits first, rejects with what it printed, so a failed start says why. With `withinMs`,
+ * a child that has not matched by then is killed (SIGKILL) and the promise rejects: a child
+ * that hangs, or whose event loop is blocked, is never left behind.
  *
  * @example
  * const { child, match } = await spawnUntil('serve', process.execPath, [CLI, 'serve'], { env, until: /listening on (\S+)/ })
@@ -11,20 +13,34 @@ export function spawnUntil(
   name: string,
   command: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; until: RegExp },
+  options: { env: NodeJS.ProcessEnv; until: RegExp; withinMs?: number },
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env })
   return new Promise((resolve, reject) => {
     let stdout = ''
     let output = ''
+    let timer: NodeJS.Timeout | undefined
+    if (options.withinMs !== undefined) {
+      const ms = options.withinMs
+      timer = setTimeout(() => {
+        child.kill('SIGKILL')
+        reject(new Error(`${name} printed no match of ${options.until} within ${ms} ms, and was killed: ${output}`))
+      }, ms)
+    }
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString()
       output += chunk.toString()
       const match = options.until.exec(stdout)
-      if (match !== null) resolve({ child, match })
+      if (match !== null) {
+        clearTimeout(timer)
+        resolve({ child, match })
+      }
     })
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)))
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${name} exited with ${code}: ${output}`))
+    })
   })
 }
 
