@@ -637,22 +637,22 @@ export class SqlWebhookStore implements WebhookStore {
    * whatever moved, and the notification is sent once.
    */
   #successStatements(): [string, string] {
-    const name = (table: string) => (this.#schema === undefined ? `"${table}"` : `"${this.#schema}"."${table}"`)
-    const body = `${FIXED_TEXT}with f as (
+    // Compiled once, for the tables' names only: the values are the $n placeholders written here.
+    const body = sql`${sql.raw(FIXED_TEXT)}with f as (
         select * from unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
           $6::integer[], $7::timestamptz[], $8::integer[], $9::integer[], $10::text[], $11::text[])
           as f(id, lease, status, next_attempt_at, updated_at, number, attempted_at, status_code, duration_ms, response_body, error)
       ),
       held as (
-        select d.id from ${name(DELIVERIES)} d join f on d.id = f.id and d.lease = f.lease
+        select d.id from ${this.#table(DELIVERIES)} d join f on d.id = f.id and d.lease = f.lease
         where d.status = 'pending'
           and not exists (
-            select 1 from ${name(ENDPOINTS)} e
+            select 1 from ${this.#table(ENDPOINTS)} e
             where e.id = d.endpoint_id and (e.consecutive_failures > 0 or e.failing_since is not null or e.paused_until is not null)
           )
       ),
       moved as (
-        update ${name(DELIVERIES)} d
+        update ${this.#table(DELIVERIES)} d
         set status = f.status, next_attempt_at = f.next_attempt_at, lease = null, updated_at = f.updated_at
         from f
         where d.id = f.id and d.lease = f.lease and d.status = 'pending'
@@ -660,11 +660,11 @@ export class SqlWebhookStore implements WebhookStore {
         returning d.id
       ),
       added as (
-        insert into ${name(ATTEMPTS)} (delivery_id, number, attempted_at, status_code, duration_ms, response_body, error, succeeded)
+        insert into ${this.#table(ATTEMPTS)} (delivery_id, number, attempted_at, status_code, duration_ms, response_body, error, succeeded)
         select f.id, f.number, f.attempted_at, f.status_code, f.duration_ms, f.response_body, f.error, true
         from f join moved on moved.id = f.id
       )
-      select array(select id from moved) as ids`
+      select array(select id from moved) as ids`.compile(this.db).sql
     return [body, `${body}, pg_notify($12, '') as notified`]
   }
 
