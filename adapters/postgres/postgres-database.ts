@@ -42,7 +42,10 @@ export interface PostgresPoolSettings {
  * - `plan_cache_mode = force_custom_plan`: a named statement is planned for the tenant and
  *   filter values at hand every time. With the default, after five runs Postgres may keep
  *   one generic plan for every tenant, costed for an average tenant: a small tenant then
- *   pays for a large one's plan (docs/benchmarks-postgres.md). Planning costs ~0.1 ms.
+ *   pays for a large one's plan (docs/benchmarks-postgres.md). Planning costs ~0.1 ms. (The
+ *   webhook claim, one statement over every company whose plan is the same whatever its
+ *   values, takes a generic plan for its own transaction once its table has statistics:
+ *   `SqlWebhookStore`.)
  * `connectionTimeoutMillis` bounds both the wait for a free client and the connect of a new
  * one (pg-pool has no other way to give up on a server that accepts TCP but never answers).
  */

@@ -96,6 +96,8 @@ export class SqlWebhookStore implements WebhookStore {
   readonly #dueChannel: string | undefined
   /** `#successesInOneStatement`'s SQL, without and with the notification: built at first use. */
   #successSql: [string, string] | undefined
+  /** `#claimBeginSql`: built at first use. */
+  #claimBegin: string | undefined
   /** The last claim of this store claimed something: the next one skips its first read. */
   #claimedLast = false
   readonly subscribeDue?: (wake: () => void) => Promise<() => Promise<void>>
@@ -285,8 +287,8 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   /**
-   * A claim's transaction. Postgres: `BEGIN` and the claim lock in one round trip (one simple
-   * query of two statements; the lock keeps a statement of its own, see `#claimInOneStatement`),
+   * A claim's transaction. Postgres: `BEGIN`, the claim's plan mode and the claim lock in one
+   * round trip (`#claimBeginSql`, one simple query; the lock keeps a statement of its own, see `#claimInOneStatement`),
    * then `work`, then `COMMIT`; any failure rolls back, the lock's wait (bounded by
    * `statement_timeout`) included. SQLite: the dialect's transaction, whose one writer needs no lock.
    */
@@ -295,7 +297,7 @@ export class SqlWebhookStore implements WebhookStore {
     return this.db.connection().execute(async (conn) => {
       let result: T
       try {
-        await conn.executeQuery(CompiledQuery.raw(`begin; select pg_advisory_xact_lock(${CLAIM_LOCK})`))
+        await conn.executeQuery(CompiledQuery.raw((this.#claimBegin ??= this.#claimBeginSql())))
         result = await work(conn)
       } catch (error) {
         // A lost connection cannot roll back; the pool discards it, and the server ends the transaction.
@@ -305,6 +307,31 @@ export class SqlWebhookStore implements WebhookStore {
       await conn.executeQuery(CompiledQuery.raw('commit'))
       return result
     })
+  }
+
+  /**
+   * Postgres: what a claim's transaction begins with, one simple query (one round trip): `BEGIN`,
+   * how the claim statement is planned, and the claim lock.
+   *
+   * The claim is a named prepared statement (`FIXED_TEXT`). Planned for its values at each
+   * execution (a custom plan), planning took about a quarter of its time on the server, and the
+   * plan came out the same whatever the values: its shape is fixed by the materialized `room` and
+   * the limit on each index range. So once the deliveries table has statistics, the claim uses a
+   * generic plan, made once per connection; Postgres makes it again whenever ANALYZE (autovacuum's
+   * included) has changed the statistics, as for any prepared statement.
+   * Until the table was first analyzed, the claim is planned as the connection's setting says (by
+   * default, for its values, as before): a generic plan made without statistics read every
+   * pending row twice per claim (docs/decisions.md, "Deliveries in batches"). `set_config(…, true)` lasts until the transaction ends: no other
+   * statement on the connection is planned differently.
+   */
+  #claimBeginSql(): string {
+    // The table's name as `#table` writes it, for `to_regclass` (a text literal: quotes doubled).
+    const table = sql`${this.#table(DELIVERIES)}`.compile(this.db).sql.replaceAll("'", "''")
+    return `begin;
+      select set_config('plan_cache_mode', case when exists (
+          select from pg_stat_all_tables where relid = to_regclass('${table}') and coalesce(last_analyze, last_autoanalyze) is not null
+        ) then 'force_generic_plan' else current_setting('plan_cache_mode') end, true);
+      select pg_advisory_xact_lock(${CLAIM_LOCK})`
   }
 
   /**

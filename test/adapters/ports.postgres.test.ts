@@ -91,6 +91,50 @@ describePostgres('Postgres ports', () => {
     for (const row of rows) expect(row.name).toBe(statementName(row.statement))
   })
 
+  it('plans the webhook claim for its values until the deliveries table has statistics, then once per connection', async () => {
+    // A second schema on a pool of one connection too: the check names the table with its schema.
+    const scopedPool = new pg.Pool({ connectionString: database.current.url, max: 1 })
+    const scopedOnOne = await openPostgresAdapter({ pool: scopedPool }, { schema: 'scoped' })
+    try {
+      for (const [subject, subjectPool, table] of [
+        [adapter, pool, 'public.wfa_webhook_deliveries'],
+        [scopedOnOne, scopedPool, 'scoped.wfa_webhook_deliveries'],
+      ] as const) {
+        await subject.webhooks.createEndpoint(endpointRecord(`plans: ${table}`, 1, ['*']))
+        const plans = async () => {
+          const { rows } = await subjectPool.query(`select generic_plans, custom_plans from pg_prepared_statements where statement like $1`, [`${FIXED_TEXT}%with claimed as%`])
+          expect(rows).toHaveLength(1)
+          return { generic: Number(rows[0].generic_plans), custom: Number(rows[0].custom_plans) }
+        }
+        let events = 0
+        const claimTwice = async () => {
+          for (const _ of [1, 2]) {
+            events += 1
+            await subject.writes.transaction((tx) => tx.recordEvent(changeEvent(`plans: ${table} ${events}`, 1, 'todos.created', 1)))
+            expect((await subject.webhooks.claimDue(afterNow(1_000), afterNow(60_000), 4)).length).toBeGreaterThan(0)
+          }
+        }
+        const analyzed = await subjectPool.query(`select coalesce(last_analyze, last_autoanalyze) as at from pg_stat_all_tables where relid = $1::regclass`, [table])
+        expect(analyzed.rows[0].at).toBeNull() // the premise: nothing analyzed this table yet
+        await claimTwice()
+        const before = await plans()
+        await claimTwice()
+        const unanalyzed = await plans()
+        expect(unanalyzed).toEqual({ generic: before.generic, custom: before.custom + 2 })
+
+        await subjectPool.query(`analyze ${table}`)
+        await claimTwice()
+        const analyzedPlans = await plans()
+        expect(analyzedPlans).toEqual({ generic: unanalyzed.generic + 2, custom: unanalyzed.custom })
+        // The setting ended with the claim's transaction.
+        expect((await subjectPool.query(`show plan_cache_mode`)).rows[0].plan_cache_mode).toBe('auto')
+      }
+    } finally {
+      await scopedOnOne.close()
+      await scopedPool.end()
+    }
+  })
+
   it('refuses an int8 beyond 2^53 rather than rounding it', async () => {
     const setAmount = (cents: string) => scoped.db.updateTable('wfa_expenses').set({ amount_cents: cents }).where('id', '=', 1).execute()
     await setAmount('9007199254740993')
