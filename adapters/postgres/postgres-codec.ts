@@ -1,4 +1,4 @@
-import type { SqlCodec, SqlColumnTypes } from '../sql/codec.js'
+import { plainColumn, type SqlCodec, type SqlColumnTypes } from '../sql/codec.js'
 import { pgDriver } from './postgres-driver.js'
 
 const INT8_OID = 20
@@ -43,6 +43,8 @@ export const postgresCodec: SqlCodec = {
   day: (value) => value,
   readDay: (value) => value as string,
   readInt: (value) => (typeof value === 'number' ? value : parseInt8(String(value))),
+  filterOnly: plainColumn,
+  rowValueRanges: true,
 }
 
 export const postgresColumnTypes: SqlColumnTypes = {

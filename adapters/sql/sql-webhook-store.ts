@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { CompiledQuery, sql } from 'kysely'
+import { CompiledQuery, sql, type RawBuilder } from 'kysely'
 import type { AuditEntry } from '../../src/ports/audit-store.js'
 import type {
   DeliveryBacklog,
@@ -433,7 +433,8 @@ export class SqlWebhookStore implements WebhookStore {
    * first — `room`, materialized: the enabled endpoints with their room, a small set — and
    * drive the join (`cross join`: SQLite keeps the left table as the outer loop; Postgres plans
    * it as the inner join it is), each reading its first due rows by the
-   * `(endpoint_id, next_attempt_at, id)` partial index up to its cutoff. Scanning the pending
+   * `(endpoint_id, next_attempt_at, id)` partial index up to its cutoff (Postgres: one range,
+   * bounded by a row value; SQLite: two, see `SqlCodec.rowValueRanges`). Scanning the pending
    * rows first instead (SQLite's choice for a plain join) read the whole backlog on every claim.
    * `flight` reads the leased partial index (a lease is only ever held by a pending delivery),
    * not the due index, whose range `next_attempt_at > now` holds every retry waiting.
@@ -458,6 +459,19 @@ export class SqlWebhookStore implements WebhookStore {
       sql`(select ${sql.raw(`last.${column}`)} from ${this.#table(DELIVERIES)} last
              where last.endpoint_id = ep.id and last.status = 'pending' and last.next_attempt_at <= ${at}
              order by last.next_attempt_at, last.id limit 1 offset ${skipToLast})`
+    // Each room's due deliveries up to its cutoff in (due time, id) order, read as index ranges.
+    const candidates = (bound: RawBuilder<unknown>) =>
+      sql`select d.id, d.endpoint_id, d.next_attempt_at, r.company_id, r.troubled, r.room
+          from room r cross join ${this.#table(DELIVERIES)} d
+          where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and ${bound}`
+    const upToCutoff = c.rowValueRanges
+      ? // The row value decides; the plain bound on the time, which it implies, gives the planner its range.
+        candidates(sql`d.next_attempt_at <= r.cutoff and (d.next_attempt_at, d.id) <= (r.cutoff, r.cutoff_id)`)
+      : // Before the cutoff's time, then at its time up to its id: bounded by its time alone, one
+        // range read every delivery due at that time (those published in one transaction).
+        sql`${candidates(sql`d.next_attempt_at < r.cutoff`)}
+          union all
+          ${candidates(sql`d.next_attempt_at = r.cutoff and d.id <= r.cutoff_id`)}`
     return sql<{ id: unknown }>`
       with flight as (
         select endpoint_id, count(*) as inflight, sum(case when updated_at < ${slow} then 1 else 0 end) as slow
@@ -486,12 +500,9 @@ export class SqlWebhookStore implements WebhookStore {
         where paused_until is null or (paused_until <= ${at} and inflight = 0)
       ),
       ranked as (
-        select d.id, d.next_attempt_at, r.company_id, r.troubled, r.room,
-          row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_rank
-        from room r cross join ${this.#table(DELIVERIES)} d
-        -- The row value decides; the plain bound on the time, which it implies, gives both planners an index range.
-        where r.room > 0 and d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= r.cutoff
-          and (d.next_attempt_at, d.id) <= (r.cutoff, r.cutoff_id)
+        select u.id, u.next_attempt_at, u.company_id, u.troubled, u.room,
+          row_number() over (partition by u.endpoint_id order by u.next_attempt_at, u.id) as endpoint_rank
+        from (${upToCutoff}) u
       ),
       fitting as (
         select id, next_attempt_at, company_id, troubled,
@@ -724,7 +735,7 @@ export class SqlWebhookStore implements WebhookStore {
     const answers: Array<FinishedAttempt | null> = finishes.map(() => null)
     if (finishes.length === 0) return answers
     const ids = [...new Set(finishes.map((finish) => finish.claim.delivery_id))]
-    const rows = await trx.selectFrom(DELIVERIES).select(['id', 'endpoint_id', 'lease']).where('id', 'in', ids).where('status', '=', 'pending').execute()
+    const rows = await trx.selectFrom(DELIVERIES).select(['id', 'endpoint_id', 'lease']).where('id', 'in', ids).where(c.filterOnly('status'), '=', 'pending').execute()
     const leased = new Map(rows.map((row) => [c.readInt(row.id), { endpointId: row.endpoint_id as string, lease: row.lease as string | null }]))
     // The finishes that still hold their delivery, in order; a second finish of one claim does not.
     const held: Array<{ index: number; endpointId: string; finish: AttemptFinish }> = []
@@ -796,7 +807,7 @@ export class SqlWebhookStore implements WebhookStore {
         updated_at: cases('updated_at', ({ now }) => c.instant(now)),
       })
       .where((eb) => eb.or([...byLease].map(([lease, leaseIds]) => eb.and([eb('lease', '=', lease), eb('id', 'in', leaseIds)]))))
-      .where('status', '=', 'pending')
+      .where(c.filterOnly('status'), '=', 'pending')
       .returning('id')
       .execute()
     if (moved.length !== held.length) throw new ClaimLost()
@@ -949,7 +960,7 @@ export class SqlWebhookStore implements WebhookStore {
       for (let start = 0; start < failed.length; start += REPLAY_ROWS_PER_STATEMENT) {
         // Still failed: a concurrent redelivery may have made one pending since the read.
         const ids = failed.slice(start, start + REPLAY_ROWS_PER_STATEMENT)
-        const result = await trx.updateTable(DELIVERIES).set(due).where('id', 'in', ids).where('status', '=', 'failed').executeTakeFirst()
+        const result = await trx.updateTable(DELIVERIES).set(due).where('id', 'in', ids).where(c.filterOnly('status'), '=', 'failed').executeTakeFirst()
         count += Number(result.numUpdatedRows)
       }
       for (let start = 0; start < missing.length; start += REPLAY_ROWS_PER_STATEMENT) {

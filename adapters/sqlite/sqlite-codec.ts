@@ -1,4 +1,4 @@
-import type { SqlCodec, SqlColumnTypes } from '../sql/codec.js'
+import { unindexedColumn, type SqlCodec, type SqlColumnTypes } from '../sql/codec.js'
 
 /**
  * SQLite has no boolean, timestamp or JSON type: instants are INTEGER milliseconds since
@@ -14,6 +14,8 @@ export const sqliteCodec: SqlCodec = {
   day: (value) => value,
   readDay: (value) => value as string,
   readInt: (value) => Number(value),
+  filterOnly: unindexedColumn,
+  rowValueRanges: false,
 }
 
 export const sqliteColumnTypes: SqlColumnTypes = {
