@@ -33,6 +33,9 @@ const TIMING = [
   'test/writes/email-existence.test.ts',
   // Cold random pages at 200,000 rows, each within the statement timeout.
   'test/reads/deep-pages.postgres.test.ts',
+  // Every answer within 2 s and none a 5xx: beside three other files on two cores, a statement
+  // past the Postgres guard's answer bound starts an outage, and the next requests get 503s.
+  'test/attack/fuzz.postgres.test.ts',
 ]
 
 /**
