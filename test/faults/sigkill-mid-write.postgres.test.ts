@@ -77,7 +77,9 @@ describePostgres('a server killed (SIGKILL) in the middle of a write', () => {
         success = response
         break
       }
-      expect(response.status).toBe(409)
+      // Says what came before and what the server said, should anything but 409 come back.
+      const seen = response.status === 409 ? '' : `answers so far, this one last: ${statuses.join(',')}; its body: ${await response.clone().text()}`
+      expect(response.status, seen).toBe(409)
       expect(response.headers.get('retry-after')).toBe('1')
       await new Promise((resolve) => setTimeout(resolve, 250))
     }
