@@ -13,10 +13,11 @@ const run = promisify(execFile)
 /** The default lease (docs/decisions.md): how long a dead request may block its key. */
 const LEASE_MS = 10_000
 
-async function startServer(db: string): Promise<{ child: ChildProcess; url: string }> {
-  const env = { ...process.env, LOG_LEVEL: 'error' }
-  const { child, match } = await spawnUntil('serve', process.execPath, [CLI, 'serve', '--db', db, '--port', '0'], { env, until: /listening on (http:\/\/\S+)/ })
-  return { child, url: `${match[1]}/api/public/v1` }
+async function startServer(db: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  // Warnings too: a 503's cause (StorageUnavailable) is logged at warn, never sent to the client.
+  const env = { ...process.env, LOG_LEVEL: 'warn' }
+  const { child, match, output } = await spawnUntil('serve', process.execPath, [CLI, 'serve', '--db', db, '--port', '0'], { env, until: /listening on (http:\/\/\S+)/ })
+  return { child, url: `${match[1]}/api/public/v1`, output }
 }
 
 describePostgres('a server killed (SIGKILL) in the middle of a write', () => {
@@ -77,8 +78,9 @@ describePostgres('a server killed (SIGKILL) in the middle of a write', () => {
         success = response
         break
       }
-      // Says what came before and what the server said, should anything but 409 come back.
-      const seen = response.status === 409 ? '' : `answers so far, this one last: ${statuses.join(',')}; its body: ${await response.clone().text()}`
+      // Says what came before, what the server answered and what it logged, should anything but 409 come back.
+      const seen =
+        response.status === 409 ? '' : `answers so far, this one last: ${statuses.join(',')}; its body: ${await response.clone().text()}; the server logged: ${second.output().slice(-4000)}`
       expect(response.status, seen).toBe(409)
       expect(response.headers.get('retry-after')).toBe('1')
       await new Promise((resolve) => setTimeout(resolve, 250))

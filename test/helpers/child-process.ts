@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 
 /**
- * Spawns `command` with piped output and resolves once its stdout matches `until`, with the match.
- * If it exits first, rejects with what it printed, so a failed start says why. With `withinMs`,
+ * Spawns `command` with piped output and resolves once its stdout matches `until`, with the match
+ * and `output()`: everything it has printed so far (stdout and stderr), read on, so a test can say
+ * what the child logged when an answer surprises it. If it exits first, rejects with what it
+ * printed, so a failed start says why. With `withinMs`,
  * a child that has not matched by then is killed (SIGKILL) and the promise rejects: a child
  * that hangs, or whose event loop is blocked, is never left behind.
  *
@@ -14,7 +16,7 @@ export function spawnUntil(
   command: string,
   args: readonly string[],
   options: { env: NodeJS.ProcessEnv; until: RegExp; withinMs?: number },
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env })
   return new Promise((resolve, reject) => {
     let stdout = ''
@@ -33,7 +35,7 @@ export function spawnUntil(
       const match = options.until.exec(stdout)
       if (match !== null) {
         clearTimeout(timer)
-        resolve({ child, match })
+        resolve({ child, match, output: () => output })
       }
     })
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
