@@ -1,4 +1,4 @@
-import type { Compilable, Kysely } from 'kysely'
+import type { Compilable, CompiledQuery, Kysely } from 'kysely'
 
 const SENTINEL = '\u0000wfa-param:'
 
@@ -32,7 +32,11 @@ export interface PreparedQuery {
  * compiled at first use instead of rebuilding it.
  */
 export function prepare(query: Compilable): PreparedQuery {
-  const compiled = query.compile()
+  return prepareCompiled(query.compile())
+}
+
+/** `prepare` for SQL already compiled (raw `sql` is compiled against a Kysely instance: `sql\`…\`.compile(db)`). */
+export function prepareCompiled(compiled: CompiledQuery): PreparedQuery {
   const params = compiled.parameters.map((value) => {
     if (typeof value !== 'string' || !value.startsWith(SENTINEL)) {
       throw new Error(`Prepared query has a literal parameter ${String(value)}; use param()`)

@@ -25,7 +25,7 @@ import type {
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
-import { FIXED_TEXT, type QueryDb } from './prepared.js'
+import { bind, FIXED_TEXT, param, prepareCompiled, type PreparedQuery, type QueryDb } from './prepared.js'
 import { HEALTHY, healthChanged, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
@@ -44,6 +44,14 @@ const REPLAY_ROWS_PER_STATEMENT = 500
 const FINISHES_PER_TRANSACTION = 200
 /** Stands for "no limit" in the claim query when `claimDue` gets no policy. */
 const NO_LIMIT = 1_000_000_000
+/** Compiled claim statements a store keeps (`#claimStatement`): one per kind, claim size and policy, so a few dozen; the bound only guards against a misuse. */
+const CLAIM_STATEMENTS_KEPT = 256
+
+/** The named values of the ranking (`#fairDue`): now, when an attempt still in flight is slow, and how many to rank. */
+function claimValues(c: SqlCodec, now: Date, limit: number, policy: ClaimPolicy | undefined): Record<string, unknown> {
+  // Without a policy no attempt is slow: every claim was made after 1970.
+  return { at: c.instant(now), slow: c.instant(policy?.slowBefore ?? new Date(0)), limit }
+}
 
 /** A delivery a claim updated, with its event's columns and its endpoint (undefined when gone). */
 interface ClaimRow {
@@ -98,6 +106,8 @@ export class SqlWebhookStore implements WebhookStore {
   #successSql: [string, string] | undefined
   /** `#claimBeginSql`: built at first use. */
   #claimBegin: string | undefined
+  /** The claim's statements, compiled at first use per kind, claim size and policy (`#claimStatement`). */
+  readonly #claimStatements = new Map<string, PreparedQuery>()
   /** The last claim of this store claimed something: the next one skips its first read. */
   #claimedLast = false
   readonly subscribeDue?: (wake: () => void) => Promise<() => Promise<void>>
@@ -242,8 +252,8 @@ export class SqlWebhookStore implements WebhookStore {
     // Not after a claim that found some: draining a backlog, the next claim most likely finds
     // more, and the read would only double the ranking's cost.
     if (!this.#claimedLast) {
-      const anything = await this.#fairDue(now, 1, policy).execute(this.db)
-      if (anything.rows.length === 0) return []
+      const anything = await this.#runClaimStatement(this.db, 'due', 1, policy, claimValues(this.codec, now, 1, policy))
+      if (anything.length === 0) return []
     }
     const claims = await this.#claim(now, leaseUntil, limit, policy)
     this.#claimedLast = claims.length > 0
@@ -349,23 +359,8 @@ export class SqlWebhookStore implements WebhookStore {
    */
   async #claimInOneStatement(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
     const c = this.codec
-    const at = c.instant(now)
-    const { rows } = await sql<Record<string, any>>`${sql.raw(FIXED_TEXT)}
-      with claimed as (
-        update ${this.#table(DELIVERIES)} d
-        set attempts = d.attempts + 1, next_attempt_at = ${c.instant(leaseUntil)}, lease = ${lease}, updated_at = ${at}
-        where d.id in (
-          select p.id from ${this.#table(DELIVERIES)} p
-          where p.id in (${this.#fairDue(now, limit, policy)}) and p.status = 'pending' and p.next_attempt_at <= ${at}
-          for update skip locked
-        ) and d.status = 'pending'
-        returning d.id, d.endpoint_id, d.change_event_id, d.attempts
-      )
-      select ep.*, claimed.id as claim_id, claimed.attempts as claim_attempts, ev.id as event_row,
-        ev.event_id as event_id, ev.type as event_type, ev.company_id as event_company_id, ev.payload as event_payload
-      from claimed
-      left join ${this.#table(EVENTS)} ev on ev.id = claimed.change_event_id
-      left join ${this.#table(ENDPOINTS)} ep on ep.id = claimed.endpoint_id`.execute(trx)
+    const values = { ...claimValues(c, now, limit, policy), lease_until: c.instant(leaseUntil), lease }
+    const rows = await this.#runClaimStatement(trx, 'claim', limit, policy, values)
     return rows.map((row) => ({
       id: row.claim_id,
       attempts: row.claim_attempts,
@@ -380,7 +375,7 @@ export class SqlWebhookStore implements WebhookStore {
    */
   async #claimByIds(trx: QueryDb, now: Date, leaseUntil: Date, lease: string, limit: number, policy: ClaimPolicy | undefined): Promise<ClaimRow[]> {
     const c = this.codec
-    const chosen = (await this.#fairDue(now, limit, policy).execute(trx)).rows.map((row) => c.readInt(row.id))
+    const chosen = (await this.#runClaimStatement(trx, 'due', limit, policy, claimValues(c, now, limit, policy))).map((row) => c.readInt(row.id))
     if (chosen.length === 0) return []
     const claimed = await trx
       .updateTable(DELIVERIES)
@@ -421,6 +416,51 @@ export class SqlWebhookStore implements WebhookStore {
     return sql.table(this.#schema === undefined ? name : `${this.#schema}.${name}`)
   }
 
+  /** Runs a claim statement (`#claimStatement`) with `values` bound by name. */
+  async #runClaimStatement(db: QueryDb, kind: 'due' | 'claim', limit: number, policy: ClaimPolicy | undefined, values: Record<string, unknown>) {
+    const statement = this.#claimStatement(kind, limit, policy)
+    return (await db.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values)))).rows
+  }
+
+  /**
+   * A claim statement, compiled once per kind, claim size and policy: `due`, the ranking alone
+   * (`#fairDue`: SQLite's claim, and the read before a claim), or `claim`, Postgres' claim in one
+   * statement (`#claimInOneStatement`). Their text varies only with the claim's size and the
+   * policy's caps, which are literals; the times and the lease are named parameters (`at`,
+   * `slow`, `lease_until`, `lease`), and so is the size (`limit`). Building them with Kysely
+   * cost each claim a few hundred microseconds of the event loop.
+   */
+  #claimStatement(kind: 'due' | 'claim', limit: number, policy: ClaimPolicy | undefined): PreparedQuery {
+    const caps = policy === undefined ? 'none' : `${policy.endpointLimit},${policy.companyLimit},${policy.troubledCompanyLimit}`
+    const key = `${kind} ${limit} ${caps}`
+    let statement = this.#claimStatements.get(key)
+    if (statement !== undefined) return statement
+    const due = this.#fairDue(limit, policy)
+    const at = param('at')
+    const text =
+      kind === 'due'
+        ? due
+        : sql`${sql.raw(FIXED_TEXT)}
+      with claimed as (
+        update ${this.#table(DELIVERIES)} d
+        set attempts = d.attempts + 1, next_attempt_at = ${param('lease_until')}, lease = ${param('lease')}, updated_at = ${at}
+        where d.id in (
+          select p.id from ${this.#table(DELIVERIES)} p
+          where p.id in (${due}) and p.status = 'pending' and p.next_attempt_at <= ${at}
+          for update skip locked
+        ) and d.status = 'pending'
+        returning d.id, d.endpoint_id, d.change_event_id, d.attempts
+      )
+      select ep.*, claimed.id as claim_id, claimed.attempts as claim_attempts, ev.id as event_row,
+        ev.event_id as event_id, ev.type as event_type, ev.company_id as event_company_id, ev.payload as event_payload
+      from claimed
+      left join ${this.#table(EVENTS)} ev on ev.id = claimed.change_event_id
+      left join ${this.#table(ENDPOINTS)} ep on ep.id = claimed.endpoint_id`
+    statement = prepareCompiled(text.compile(this.db))
+    if (this.#claimStatements.size < CLAIM_STATEMENTS_KEPT) this.#claimStatements.set(key, statement)
+    return statement
+  }
+
   /**
    * The ids of up to `limit` due deliveries to claim, fairly (see `WebhookStore.claimDue`). One
    * statement on both dialects: in-flight attempts per endpoint (deliveries under a live lease,
@@ -440,11 +480,10 @@ export class SqlWebhookStore implements WebhookStore {
    * not the due index, whose range `next_attempt_at > now` holds every retry waiting.
    * Raw SQL is not rewritten by `withSchema`, so tables are named with the schema (`#table`).
    */
-  #fairDue(now: Date, limit: number, policy: ClaimPolicy | undefined) {
+  #fairDue(limit: number, policy: ClaimPolicy | undefined) {
     const c = this.codec
-    const at = c.instant(now)
-    // Without a policy no attempt is slow: every claim was made after 1970.
-    const slow = c.instant(policy?.slowBefore ?? new Date(0))
+    const at = param('at')
+    const slow = param('slow')
     // Whole numbers as literals: a parameter in `case … else $1 end - count` has no type Postgres can infer.
     const count = (value: number | undefined) => sql.lit(Math.max(0, Math.min(NO_LIMIT, Math.floor(value ?? NO_LIMIT))))
     const endpointLimit = count(policy?.endpointLimit)
@@ -513,7 +552,7 @@ export class SqlWebhookStore implements WebhookStore {
       select f.id from fitting f left join pools p on p.company_id = f.company_id and p.troubled = f.troubled
       where f.company_rank <= (case when f.troubled = 1 then ${troubledLimit} else ${companyLimit} end) - coalesce(p.inflight, 0)
       order by f.company_rank, f.next_attempt_at, f.id
-      limit ${limit}`
+      limit ${param('limit')}`
   }
 
   async finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null> {
