@@ -45,6 +45,7 @@ export const postgresCodec: SqlCodec = {
   readInt: (value) => (typeof value === 'number' ? value : parseInt8(String(value))),
   filterOnly: plainColumn,
   rowValueRanges: true,
+  boundLimits: true,
 }
 
 export const postgresColumnTypes: SqlColumnTypes = {

@@ -427,8 +427,9 @@ export class SqlWebhookStore implements WebhookStore {
    * (`#fairDue`: SQLite's claim, and the read before a claim), or `claim`, Postgres' claim in one
    * statement (`#claimInOneStatement`). Their text varies only with the claim's size and the
    * policy's caps, which are literals; the times and the lease are named parameters (`at`,
-   * `slow`, `lease_until`, `lease`), and so is the size (`limit`). Building them with Kysely
-   * cost each claim a few hundred microseconds of the event loop.
+   * `slow`, `lease_until`, `lease`), and so is the size where a LIMIT may be bound (`limit`,
+   * `SqlCodec.boundLimits`). Building them with Kysely cost each claim a few hundred
+   * microseconds of the event loop.
    */
   #claimStatement(kind: 'due' | 'claim', limit: number, policy: ClaimPolicy | undefined): PreparedQuery {
     const caps = policy === undefined ? 'none' : `${policy.endpointLimit},${policy.companyLimit},${policy.troubledCompanyLimit}`
@@ -552,7 +553,7 @@ export class SqlWebhookStore implements WebhookStore {
       select f.id from fitting f left join pools p on p.company_id = f.company_id and p.troubled = f.troubled
       where f.company_rank <= (case when f.troubled = 1 then ${troubledLimit} else ${companyLimit} end) - coalesce(p.inflight, 0)
       order by f.company_rank, f.next_attempt_at, f.id
-      limit ${param('limit')}`
+      limit ${c.boundLimits ? param('limit') : sql.lit(limit)}`
   }
 
   async finishAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Promise<FinishedAttempt | null> {

@@ -16,6 +16,7 @@ export const sqliteCodec: SqlCodec = {
   readInt: (value) => Number(value),
   filterOnly: unindexedColumn,
   rowValueRanges: false,
+  boundLimits: false,
 }
 
 export const sqliteColumnTypes: SqlColumnTypes = {

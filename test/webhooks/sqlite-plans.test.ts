@@ -70,4 +70,12 @@ describe('SQLite webhook statements: a turn reads what it claims and records, no
     expect(steps).toContain('SEARCH d USING COVERING INDEX wfa_webhook_deliveries_endpoint_due (endpoint_id=? AND next_attempt_at=? AND id<?)')
     expect(steps).toContain('SEARCH d USING COVERING INDEX wfa_webhook_deliveries_endpoint_due (endpoint_id=? AND next_attempt_at<?)')
   })
+
+  it('writes each ranking’s size in its text: a bound LIMIT made SQLite prepare the ranking again at every claim', () => {
+    // SQLite plans with a bound LIMIT's value, so binding one expires the statement: about 0.7 ms
+    // of preparing per claim, where running the ranking takes 25 µs (docs/decisions.md).
+    const rankings = [...plans.keys()].filter((source) => source.includes('with flight as'))
+    // The read before the first claim (one) and the claim (four).
+    expect(rankings.map((source) => /limit (\S+)\s*$/.exec(source)?.[1]).sort()).toEqual(['1', '4'])
+  })
 })
