@@ -53,6 +53,34 @@ function claimValues(c: SqlCodec, now: Date, limit: number, policy: ClaimPolicy 
   return { at: c.instant(now), slow: c.instant(policy?.slowBefore ?? new Date(0)), limit }
 }
 
+/** Whether a batch of finishes can be recorded as successes at once: some, all succeeded, each of its own delivery. */
+function successesOnly(finishes: readonly AttemptFinish[]): boolean {
+  const ids = new Set(finishes.map((finish) => finish.claim.delivery_id))
+  return finishes.length > 0 && ids.size === finishes.length && finishes.every((finish) => finish.outcome.attempt.succeeded)
+}
+
+/**
+ * A success's fields in the order both dialects' statements of successes read them: delivery id,
+ * lease, next status, next attempt, updated at, attempt number, attempted at, status code,
+ * duration, response body, error.
+ */
+function successFields(c: SqlCodec, { claim, outcome, now }: AttemptFinish): unknown[] {
+  const { attempt, next } = outcome
+  return [
+    claim.delivery_id,
+    claim.lease,
+    next.status,
+    next.status === 'pending' ? c.instant(next.at) : null,
+    c.instant(now),
+    attempt.number,
+    c.instant(attempt.attempted_at),
+    attempt.status_code,
+    attempt.duration_ms,
+    attempt.response_body,
+    attempt.error,
+  ]
+}
+
 /** A delivery a claim updated, with its event's columns and its endpoint (undefined when gone). */
 interface ClaimRow {
   id: unknown
@@ -104,6 +132,10 @@ export class SqlWebhookStore implements WebhookStore {
   readonly #dueChannel: string | undefined
   /** `#successesInOneStatement`'s SQL, without and with the notification: built at first use. */
   #successSql: [string, string] | undefined
+  /** `#sqliteClaimStatements`: built at first use. */
+  #sqliteClaimSql: { update: PreparedQuery; events: PreparedQuery; endpoints: PreparedQuery } | undefined
+  /** `#successesInTwoStatements`' SQL: built at first use. */
+  #sqliteSuccessSql: [string, string] | undefined
   /** `#claimBeginSql`: built at first use. */
   #claimBegin: string | undefined
   /** The claim's statements, compiled at first use per kind, claim size and policy (`#claimStatement`). */
@@ -377,38 +409,44 @@ export class SqlWebhookStore implements WebhookStore {
     const c = this.codec
     const chosen = (await this.#runClaimStatement(trx, 'due', limit, policy, claimValues(c, now, limit, policy))).map((row) => c.readInt(row.id))
     if (chosen.length === 0) return []
-    const claimed = await trx
-      .updateTable(DELIVERIES)
-      .set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        next_attempt_at: c.instant(leaseUntil),
-        lease,
-        updated_at: c.instant(now),
-      }))
-      // By id only: a plain `status = 'pending'` term lets the planner read the status indexes
-      // instead, i.e. every pending row of the backlog, on every claim.
-      .where('id', 'in', chosen)
-      .where(sql<number>`case when status = 'pending' and next_attempt_at <= ${c.instant(now)} then 1 else 0 end`, '=', 1)
-      .returning(['id', 'endpoint_id', 'change_event_id', 'attempts'])
-      .execute()
+    const { update, events: readEvents, endpoints: readEndpoints } = (this.#sqliteClaimSql ??= this.#sqliteClaimStatements())
+    const run = (statement: PreparedQuery, values: Record<string, unknown>) =>
+      trx.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values))).then((result) => result.rows)
+    const claimed = await run(update, { ids: JSON.stringify(chosen), lease_until: c.instant(leaseUntil), lease, at: c.instant(now) })
     if (claimed.length === 0) return []
     const eventIds = [...new Set(claimed.map((row) => c.readInt(row.change_event_id)))]
     const endpointIds = [...new Set(claimed.map((row) => row.endpoint_id as string))]
-    const events = new Map(
-      (await trx.selectFrom(EVENTS).select(['id', 'event_id', 'type', 'company_id', 'payload']).where('id', 'in', eventIds).execute()).map((row) => [
-        c.readInt(row.id),
-        row,
-      ]),
-    )
-    const endpoints = new Map(
-      (await trx.selectFrom(ENDPOINTS).selectAll().where('id', 'in', endpointIds).execute()).map((row) => [row.id as string, this.#endpoint(row)]),
-    )
+    const events = new Map((await run(readEvents, { ids: JSON.stringify(eventIds) })).map((row) => [c.readInt(row.id), row as ClaimRow['event']]))
+    const endpoints = new Map((await run(readEndpoints, { ids: JSON.stringify(endpointIds) })).map((row) => [row.id as string, this.#endpoint(row)]))
     return claimed.map((row) => ({
       id: row.id,
       attempts: row.attempts,
       event: events.get(c.readInt(row.change_event_id)),
       endpoint: endpoints.get(row.endpoint_id as string),
     }))
+  }
+
+  /**
+   * SQLite's claim after its ranking (`#claimByIds`): the update of the chosen deliveries, then
+   * their events and endpoints, each a fixed text with its ids as one JSON array (`json_each`),
+   * compiled once: building them with Kysely at every claim cost more of the event loop than
+   * running them. The update finds its rows by id only: a plain `status = 'pending'` term lets
+   * the planner read the status indexes instead, i.e. every pending row of the backlog, on every
+   * claim.
+   */
+  #sqliteClaimStatements(): { update: PreparedQuery; events: PreparedQuery; endpoints: PreparedQuery } {
+    const ids = sql`(select value from json_each(${param('ids')}))`
+    const update = sql`update ${this.#table(DELIVERIES)}
+      set attempts = attempts + 1, next_attempt_at = ${param('lease_until')}, lease = ${param('lease')}, updated_at = ${param('at')}
+      where id in ${ids} and case when status = 'pending' and next_attempt_at <= ${param('at')} then 1 else 0 end = 1
+      returning id, endpoint_id, change_event_id, attempts`
+    const events = sql`select id, event_id, type, company_id, payload from ${this.#table(EVENTS)} where id in ${ids}`
+    const endpoints = sql`select * from ${this.#table(ENDPOINTS)} where id in ${ids}`
+    return {
+      update: prepareCompiled(update.compile(this.db)),
+      events: prepareCompiled(events.compile(this.db)),
+      endpoints: prepareCompiled(endpoints.compile(this.db)),
+    }
   }
 
   /** One of our tables in raw SQL, which `withSchema` does not rewrite: named with the schema. */
@@ -662,6 +700,10 @@ export class SqlWebhookStore implements WebhookStore {
       const answers = await this.#successesInOneStatement(finishes, wake)
       if (answers !== undefined) return answers
     }
+    if (!this.#lockRows) {
+      const answers = await this.#successesInTwoStatements(finishes, wake)
+      if (answers !== undefined) return answers
+    }
     return this.#finishInTransaction(finishes, wake)
   }
 
@@ -680,31 +722,13 @@ export class SqlWebhookStore implements WebhookStore {
    *   batch, a claim finished twice, an endpoint with failures or a pause, a claim lost).
    */
   async #successesInOneStatement(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null> | undefined> {
-    const c = this.codec
-    const ids = new Set(finishes.map((finish) => finish.claim.delivery_id))
-    if (finishes.length === 0 || ids.size < finishes.length || finishes.some((finish) => !finish.outcome.attempt.succeeded)) return undefined
+    if (!successesOnly(finishes)) return undefined
     const columns: unknown[][] = Array.from({ length: 11 }, () => [])
-    for (const { claim, outcome, now } of finishes) {
-      const { attempt, next } = outcome
-      const row = [
-        claim.delivery_id,
-        claim.lease,
-        next.status,
-        next.status === 'pending' ? c.instant(next.at) : null,
-        c.instant(now),
-        attempt.number,
-        c.instant(attempt.attempted_at),
-        attempt.status_code,
-        attempt.duration_ms,
-        attempt.response_body,
-        attempt.error,
-      ]
-      row.forEach((value, column) => (columns[column] as unknown[]).push(value))
-    }
+    for (const finish of finishes) successFields(this.codec, finish).forEach((value, column) => (columns[column] as unknown[]).push(value))
     const [quiet, announcing] = (this.#successSql ??= this.#successStatements())
     const parameters = wake && this.#dueChannel !== undefined ? [...columns, this.#dueChannel] : columns
     const { rows } = await this.db.executeQuery<{ ids: unknown[] }>(CompiledQuery.raw(parameters.length > columns.length ? announcing : quiet, parameters))
-    const moved = new Set((rows[0]?.ids ?? []).map((id) => c.readInt(id)))
+    const moved = new Set((rows[0]?.ids ?? []).map((id) => this.codec.readInt(id)))
     if (moved.size === 0) return undefined
     return finishes.map((finish) => (moved.has(finish.claim.delivery_id) ? nextEndpointHealth(HEALTHY, true, finish.outcome.breaker, finish.now) : null))
   }
@@ -747,6 +771,58 @@ export class SqlWebhookStore implements WebhookStore {
       )
       select array(select id from moved) as ids`.compile(this.db).sql
     return [body, `${body}, pg_notify($12, '') as notified`]
+  }
+
+  /**
+   * SQLite: a batch whose every finish is a success on a healthy endpoint, each of its own claim,
+   * recorded by two fixed statements in one transaction: the deliveries to their next state, then
+   * their attempts, the finishes passed as one JSON array (`json_each`), so each text is compiled
+   * and prepared once whatever the batch's size. Building `#finishIn`'s four statements with
+   * Kysely at every record was most of a turn's time on the event loop besides SQLite's own. As
+   * on Postgres, the update moves a delivery only if its claim still holds it and its endpoint is
+   * healthy; unless it moved all of them, the transaction rolls back and the caller records the
+   * batch in `#finishIn` (SQLite has one writer, so nothing changed meanwhile).
+   * @returns the answers, or undefined when nothing was recorded (a failure in the batch, a claim
+   *   finished twice, an endpoint with failures or a pause, a claim lost).
+   */
+  async #successesInTwoStatements(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null> | undefined> {
+    if (!successesOnly(finishes)) return undefined
+    const rows = JSON.stringify(finishes.map((finish) => successFields(this.codec, finish)))
+    const [move, insert] = (this.#sqliteSuccessSql ??= this.#sqliteSuccessStatements())
+    try {
+      await this.#transact(async (trx) => {
+        const moved = await trx.executeQuery(CompiledQuery.raw(move, [rows]))
+        if (moved.rows.length !== finishes.length) throw new ClaimLost()
+        await trx.executeQuery(CompiledQuery.raw(insert, [rows]))
+        if (wake) await this.#notify?.(trx)
+      })
+    } catch (error) {
+      if (error instanceof ClaimLost) return undefined
+      throw error
+    }
+    return finishes.map((finish) => nextEndpointHealth(HEALTHY, true, finish.outcome.breaker, finish.now))
+  }
+
+  /**
+   * The SQL of `#successesInTwoStatements`: each finish is a JSON array of `successFields`. The
+   * update finds its rows by id (`+d.status`, as `SqlCodec.filterOnly` writes it: a plain term led
+   * SQLite to the status index, every pending delivery).
+   */
+  #sqliteSuccessStatements(): [string, string] {
+    const field = (index: number) => sql.raw(`json_extract(f.value, '$[${index}]')`)
+    const move = sql`update ${this.#table(DELIVERIES)} as d
+      set status = ${field(2)}, next_attempt_at = ${field(3)}, lease = null, updated_at = ${field(4)}
+      from json_each(${param('rows')}) as f
+      where d.id = ${field(0)} and d.lease = ${field(1)} and +d.status = 'pending'
+        and not exists (
+          select 1 from ${this.#table(ENDPOINTS)} e
+          where e.id = d.endpoint_id and (e.consecutive_failures > 0 or e.failing_since is not null or e.paused_until is not null)
+        )
+      returning id`
+    const insert = sql`insert into ${this.#table(ATTEMPTS)} (delivery_id, number, attempted_at, status_code, duration_ms, response_body, error, succeeded)
+      select ${field(0)}, ${field(5)}, ${field(6)}, ${field(7)}, ${field(8)}, ${field(9)}, ${field(10)}, 1
+      from json_each(${param('rows')}) as f`
+    return [prepareCompiled(move.compile(this.db)).sql, prepareCompiled(insert.compile(this.db)).sql]
   }
 
   /** The finishes in one transaction per batch (see `#finishIn`), again without the claims lost meanwhile. */
