@@ -53,6 +53,11 @@ function claimValues(c: SqlCodec, now: Date, limit: number, policy: ClaimPolicy 
   return { at: c.instant(now), slow: c.instant(policy?.slowBefore ?? new Date(0)), limit }
 }
 
+/** Runs SQL compiled once (`prepareCompiled`) with `values` bound by name. @returns its rows. */
+async function runPrepared(db: QueryDb, statement: PreparedQuery, values: Readonly<Record<string, unknown>>): Promise<Array<Record<string, any>>> {
+  return (await db.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values)))).rows
+}
+
 /** Whether a batch of finishes can be recorded as successes at once: some, all succeeded, each of its own delivery. */
 function successesOnly(finishes: readonly AttemptFinish[]): boolean {
   const ids = new Set(finishes.map((finish) => finish.claim.delivery_id))
@@ -135,7 +140,7 @@ export class SqlWebhookStore implements WebhookStore {
   /** `#sqliteClaimStatements`: built at first use. */
   #sqliteClaimSql: { update: PreparedQuery; events: PreparedQuery; endpoints: PreparedQuery } | undefined
   /** `#successesInTwoStatements`' SQL: built at first use. */
-  #sqliteSuccessSql: [string, string] | undefined
+  #sqliteSuccessSql: { move: PreparedQuery; insert: PreparedQuery } | undefined
   /** `#claimBeginSql`: built at first use. */
   #claimBegin: string | undefined
   /** The claim's statements, compiled at first use per kind, claim size and policy (`#claimStatement`). */
@@ -410,14 +415,12 @@ export class SqlWebhookStore implements WebhookStore {
     const chosen = (await this.#runClaimStatement(trx, 'due', limit, policy, claimValues(c, now, limit, policy))).map((row) => c.readInt(row.id))
     if (chosen.length === 0) return []
     const { update, events: readEvents, endpoints: readEndpoints } = (this.#sqliteClaimSql ??= this.#sqliteClaimStatements())
-    const run = (statement: PreparedQuery, values: Record<string, unknown>) =>
-      trx.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values))).then((result) => result.rows)
-    const claimed = await run(update, { ids: JSON.stringify(chosen), lease_until: c.instant(leaseUntil), lease, at: c.instant(now) })
+    const claimed = await runPrepared(trx, update, { ids: JSON.stringify(chosen), lease_until: c.instant(leaseUntil), lease, at: c.instant(now) })
     if (claimed.length === 0) return []
     const eventIds = [...new Set(claimed.map((row) => c.readInt(row.change_event_id)))]
     const endpointIds = [...new Set(claimed.map((row) => row.endpoint_id as string))]
-    const events = new Map((await run(readEvents, { ids: JSON.stringify(eventIds) })).map((row) => [c.readInt(row.id), row as ClaimRow['event']]))
-    const endpoints = new Map((await run(readEndpoints, { ids: JSON.stringify(endpointIds) })).map((row) => [row.id as string, this.#endpoint(row)]))
+    const events = new Map((await runPrepared(trx, readEvents, { ids: JSON.stringify(eventIds) })).map((row) => [c.readInt(row.id), row as ClaimRow['event']]))
+    const endpoints = new Map((await runPrepared(trx, readEndpoints, { ids: JSON.stringify(endpointIds) })).map((row) => [row.id as string, this.#endpoint(row)]))
     return claimed.map((row) => ({
       id: row.id,
       attempts: row.attempts,
@@ -455,9 +458,8 @@ export class SqlWebhookStore implements WebhookStore {
   }
 
   /** Runs a claim statement (`#claimStatement`) with `values` bound by name. */
-  async #runClaimStatement(db: QueryDb, kind: 'due' | 'claim', limit: number, policy: ClaimPolicy | undefined, values: Record<string, unknown>) {
-    const statement = this.#claimStatement(kind, limit, policy)
-    return (await db.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values)))).rows
+  #runClaimStatement(db: QueryDb, kind: 'due' | 'claim', limit: number, policy: ClaimPolicy | undefined, values: Record<string, unknown>) {
+    return runPrepared(db, this.#claimStatement(kind, limit, policy), values)
   }
 
   /**
@@ -788,12 +790,12 @@ export class SqlWebhookStore implements WebhookStore {
   async #successesInTwoStatements(finishes: readonly AttemptFinish[], wake: boolean): Promise<Array<FinishedAttempt | null> | undefined> {
     if (!successesOnly(finishes)) return undefined
     const rows = JSON.stringify(finishes.map((finish) => successFields(this.codec, finish)))
-    const [move, insert] = (this.#sqliteSuccessSql ??= this.#sqliteSuccessStatements())
+    const { move, insert } = (this.#sqliteSuccessSql ??= this.#sqliteSuccessStatements())
     try {
       await this.#transact(async (trx) => {
-        const moved = await trx.executeQuery(CompiledQuery.raw(move, [rows]))
-        if (moved.rows.length !== finishes.length) throw new ClaimLost()
-        await trx.executeQuery(CompiledQuery.raw(insert, [rows]))
+        const moved = await runPrepared(trx, move, { rows })
+        if (moved.length !== finishes.length) throw new ClaimLost()
+        await runPrepared(trx, insert, { rows })
         if (wake) await this.#notify?.(trx)
       })
     } catch (error) {
@@ -808,7 +810,7 @@ export class SqlWebhookStore implements WebhookStore {
    * update finds its rows by id (`+d.status`, as `SqlCodec.filterOnly` writes it: a plain term led
    * SQLite to the status index, every pending delivery).
    */
-  #sqliteSuccessStatements(): [string, string] {
+  #sqliteSuccessStatements(): { move: PreparedQuery; insert: PreparedQuery } {
     const field = (index: number) => sql.raw(`json_extract(f.value, '$[${index}]')`)
     const move = sql`update ${this.#table(DELIVERIES)} as d
       set status = ${field(2)}, next_attempt_at = ${field(3)}, lease = null, updated_at = ${field(4)}
@@ -822,7 +824,7 @@ export class SqlWebhookStore implements WebhookStore {
     const insert = sql`insert into ${this.#table(ATTEMPTS)} (delivery_id, number, attempted_at, status_code, duration_ms, response_body, error, succeeded)
       select ${field(0)}, ${field(5)}, ${field(6)}, ${field(7)}, ${field(8)}, ${field(9)}, ${field(10)}, 1
       from json_each(${param('rows')}) as f`
-    return [prepareCompiled(move.compile(this.db)).sql, prepareCompiled(insert.compile(this.db)).sql]
+    return { move: prepareCompiled(move.compile(this.db)), insert: prepareCompiled(insert.compile(this.db)) }
   }
 
   /** The finishes in one transaction per batch (see `#finishIn`), again without the claims lost meanwhile. */
