@@ -73,6 +73,30 @@ const ALL = ['test/**/*.test.ts', 'examples/**/*.test.ts']
 const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : ['test/package/node-lines.test.ts']
 
 /**
+ * CI's run on Node 24 (`npm run test:node24:check`, which sets `WORKFORCE_TEST_LINE_CHECK=1`):
+ * what can differ between Node lines, not the whole suite again (docs/decisions.md, "CI's
+ * second line: what differs, not everything twice"). The `quick` project whole (the SQLite
+ * adapter on the line's better-sqlite3, its worker threads, Intl, crypto, undici, real HTTP),
+ * and of the rest only these: the SQLite adapter's whole contract on that native module, the
+ * built CLI and the host example started as processes of the line, the README's Quick start as
+ * a newcomer on the line runs it, the Postgres driver and a server's signals on the line, and
+ * the timing comparison that guards an email's existence (V8's speed decides it). The Postgres
+ * server's own behaviour (plans, timeouts, outages), the browser and the packed package's
+ * checks do not depend on the Node line that talks to them; `npm run test:node24` still runs
+ * every file there.
+ */
+const LINE_CHECK = process.env.WORKFORCE_TEST_LINE_CHECK === '1'
+const LINE_CHECK_INTEGRATION = [
+  'test/conformance/reference.sqlite.test.ts',
+  'test/cli/cli.test.ts',
+  'examples/**/*.test.ts',
+  'test/readme/quick-start.test.ts',
+  'test/writes/writes.postgres.test.ts',
+  'test/cli/serve-shutdown.postgres.test.ts',
+]
+const LINE_CHECK_TIMING = ['test/writes/email-existence.test.ts']
+
+/**
  * Each file's duration in a full run here (seconds), written by `npm run test:durations`
  * (test/helpers/durations-reporter.ts). Files start longest first in their group, so that none
  * of the long ones starts late and runs on alone after the rest: ordered by size, the Postgres
@@ -110,8 +134,8 @@ export default defineConfig({
     sequence: { sequencer: LongestFirst },
     projects: [
       { extends: true, test: { name: 'quick', include: ALL, exclude: [...INTEGRATION, ...TIMING], maxWorkers: PARALLEL_FILES, isolate: false } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION, exclude: [...TIMING, ...ON_ANOTHER_LINE_LEFT_OUT], maxWorkers: PARALLEL_FILES, isolate: false } },
-      { extends: true, test: { name: 'timing', include: TIMING, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'integration', include: LINE_CHECK ? LINE_CHECK_INTEGRATION : INTEGRATION, exclude: [...TIMING, ...ON_ANOTHER_LINE_LEFT_OUT], maxWorkers: PARALLEL_FILES, isolate: false } },
+      { extends: true, test: { name: 'timing', include: LINE_CHECK ? LINE_CHECK_TIMING : TIMING, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 })
