@@ -432,7 +432,7 @@ for (const backend of BACKENDS) {
     await opened.close()
   }
 }
-const ms = (value: number) => `${value.toFixed(1)} ms`
+const ms = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(1)} ms`)
 const perS = (value: number) => Math.round(value).toLocaleString('en')
 const ratio = (drain: number, plain: number) => `${((100 * drain) / plain).toFixed(1)} %`
 console.log(
