@@ -17,7 +17,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  *   second, a statement stopped at its timeout, a delivery's deadline). They run after the
  *   others, one file at a time, on a machine nothing else in the suite is loading.
  */
-const TIMING = [
+export const TIMING = [
   'test/faults/**/*.test.ts',
   'test/adapters/postgres-guard.postgres.test.ts',
   'test/adapters/postgres-statement-timeout.postgres.test.ts',
@@ -42,7 +42,7 @@ const TIMING = [
  * What needs more than this process (a server, a browser, the packed package, the built CLI),
  * and the few in-process files that take minutes.
  */
-const INTEGRATION = [
+export const INTEGRATION = [
   '**/*.postgres.test.ts',
   '**/*.redis.test.ts',
   '**/*.browser.test.ts',
@@ -86,7 +86,7 @@ const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : 
  * every file there.
  */
 const LINE_CHECK = process.env.WORKFORCE_TEST_LINE_CHECK === '1'
-const LINE_CHECK_INTEGRATION = [
+export const LINE_CHECK_INTEGRATION = [
   'test/conformance/reference.sqlite.test.ts',
   'test/cli/cli.test.ts',
   'examples/**/*.test.ts',
@@ -94,7 +94,7 @@ const LINE_CHECK_INTEGRATION = [
   'test/writes/writes.postgres.test.ts',
   'test/cli/serve-shutdown.postgres.test.ts',
 ]
-const LINE_CHECK_TIMING = ['test/writes/email-existence.test.ts']
+export const LINE_CHECK_TIMING = ['test/writes/email-existence.test.ts']
 
 /**
  * Each file's duration in a full run here (seconds), written by `npm run test:durations`
