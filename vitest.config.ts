@@ -80,10 +80,11 @@ const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : 
  * and of the rest only these: the SQLite adapter's whole contract on that native module, the
  * built CLI and the host example started as processes of the line, the README's Quick start as
  * a newcomer on the line runs it, the Postgres driver and a server's signals on the line, and
- * the timing comparison that guards an email's existence (V8's speed decides it). The Postgres
- * server's own behaviour (plans, timeouts, outages), the browser and the packed package's
- * checks do not depend on the Node line that talks to them; `npm run test:node24` still runs
- * every file there.
+ * the timing comparison that guards an email's existence (V8's speed decides it). Left out: the
+ * Postgres server's own behaviour (plans, timeouts, outages), the browser, the packed package's
+ * checks, and files that run the same JavaScript as one of these of the same kind (the admin
+ * API suite, the other CLI files, the attack runs). `npm run test:node24` still runs every
+ * file there.
  */
 const LINE_CHECK = process.env.WORKFORCE_TEST_LINE_CHECK === '1'
 export const LINE_CHECK_INTEGRATION = [
