@@ -78,7 +78,7 @@ const ON_ANOTHER_LINE_LEFT_OUT = process.env.WFA_NODE_LINE === undefined ? [] : 
  * second line: what differs, not everything twice"). The `quick` project whole (the SQLite
  * adapter on the line's better-sqlite3, its worker threads, Intl, crypto, undici, real HTTP),
  * and of the rest only these: the SQLite adapter's whole contract on that native module, the
- * built CLI and the host example started as processes of the line, the README's Quick start as
+ * built CLI and the examples started as processes of the line, the README's Quick start as
  * a newcomer on the line runs it, the Postgres driver and a server's signals on the line, and
  * the timing comparison that guards an email's existence (V8's speed decides it). Left out: the
  * Postgres server's own behaviour (plans, timeouts, outages), the browser, the packed package's

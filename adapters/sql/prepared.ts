@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely'
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
 
 const SENTINEL = '\u0000wfa-param:'
 
@@ -49,6 +49,11 @@ export function prepareCompiled(compiled: CompiledQuery): PreparedQuery {
 /** Binds named values in the order the prepared SQL expects. */
 export function bind(query: PreparedQuery, values: Readonly<Record<string, unknown>>): unknown[] {
   return query.params.map((name) => values[name])
+}
+
+/** Runs prepared SQL on a Kysely instance or transaction, `values` bound by name. @returns its rows. */
+export async function runPrepared(db: QueryDb, query: PreparedQuery, values: Readonly<Record<string, unknown>>): Promise<Array<Record<string, any>>> {
+  return (await db.executeQuery<Record<string, any>>(CompiledQuery.raw(query.sql, bind(query, values)))).rows
 }
 
 /**

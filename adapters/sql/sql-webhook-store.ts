@@ -25,7 +25,7 @@ import type {
 import type { ChangeEvent } from '../../src/ports/write-storage.js'
 import type { SqlCodec } from './codec.js'
 import type { DueNotifier, DueSignal } from './due-signal.js'
-import { bind, FIXED_TEXT, param, prepareCompiled, type PreparedQuery, type QueryDb } from './prepared.js'
+import { FIXED_TEXT, param, prepareCompiled, runPrepared, type PreparedQuery, type QueryDb } from './prepared.js'
 import { HEALTHY, healthChanged, nextEndpointHealth } from '../../src/webhooks/breaker.js'
 import { auditedChange, insertAuditEntry } from './sql-audit-store.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
@@ -51,11 +51,6 @@ const CLAIM_STATEMENTS_KEPT = 256
 function claimValues(c: SqlCodec, now: Date, limit: number, policy: ClaimPolicy | undefined): Record<string, unknown> {
   // Without a policy no attempt is slow: every claim was made after 1970.
   return { at: c.instant(now), slow: c.instant(policy?.slowBefore ?? new Date(0)), limit }
-}
-
-/** Runs SQL compiled once (`prepareCompiled`) with `values` bound by name. @returns its rows. */
-async function runPrepared(db: QueryDb, statement: PreparedQuery, values: Readonly<Record<string, unknown>>): Promise<Array<Record<string, any>>> {
-  return (await db.executeQuery<Record<string, any>>(CompiledQuery.raw(statement.sql, bind(statement, values)))).rows
 }
 
 /** Whether a batch of finishes can be recorded as successes at once: some, all succeeded, each of its own delivery. */

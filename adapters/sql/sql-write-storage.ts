@@ -1,4 +1,3 @@
-import { CompiledQuery } from 'kysely'
 import type { StoredResponse } from '../../src/ports/idempotency-store.js'
 import {
   WriteConflict,
@@ -12,7 +11,7 @@ import type { InvitedPerson } from '../../src/ports/dataset.js'
 import type { InvitationStatus, TodoRecord, UserRecord } from '../../src/ports/records.js'
 import type { SqlCodec } from './codec.js'
 import { completeIdempotencySlot } from './idempotency-slot.js'
-import { bind, prepare, type PreparedQuery, type QueryDb } from './prepared.js'
+import { prepare, runPrepared, type PreparedQuery, type QueryDb } from './prepared.js'
 import { todos, USER_ID_COUNTER, users } from './tables/index.js'
 import { byId } from './tables/table.js'
 import { sqlTransactor, type SqlTransactor, type SqlWriteOptions } from './sql-transactor.js'
@@ -250,12 +249,12 @@ class SqlWriteTransaction implements WriteTransaction {
   }
 
   async getUser(companyId: number, userId: number): Promise<UserRecord | null> {
-    const [row] = await this.#run(this.statements.user, { company_id: companyId, id: userId })
+    const [row] = await runPrepared(this.trx, this.statements.user, { company_id: companyId, id: userId })
     return row === undefined ? null : users.query.decode(row, this.codec)
   }
 
   async getTodoForUpdate(companyId: number, id: number): Promise<TodoRecord | null> {
-    const [row] = await this.#run(this.statements.todo, { company_id: companyId, id })
+    const [row] = await runPrepared(this.trx, this.statements.todo, { company_id: companyId, id })
     return row === undefined ? null : todos.query.decode(row, this.codec)
   }
 
@@ -357,10 +356,6 @@ class SqlWriteTransaction implements WriteTransaction {
       await this.trx.updateTable('wfa_id_counters').set({ value: next }).where('name', '=', USER_ID_COUNTER).execute()
     }
     return next
-  }
-
-  #run(query: PreparedQuery, values: Record<string, unknown>): Promise<Record<string, any>[]> {
-    return this.trx.executeQuery<Record<string, any>>(CompiledQuery.raw(query.sql, bind(query, values))).then((result) => result.rows)
   }
 
   /**
