@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../ports/clock.js'
 import type {
@@ -17,7 +16,7 @@ import type {
 import type { WebhookResponse, WebhookTransport } from '../ports/webhook-transport.js'
 import { RESPONSE_BODY_KEPT_BYTES } from './http-transport.js'
 import { nextAttemptAt, parseRetryAfter } from './retry.js'
-import { attemptDeadline } from './attempt-deadline.js'
+import { AttemptDeadlines } from './attempt-deadline.js'
 import type { DeliveryOutcome } from '../metrics/workforce-metrics.js'
 import type { SecretBox } from './secret-box.js'
 import { signWebhookWithKeys, webhookSigningKey } from './signature.js'
@@ -140,6 +139,8 @@ export class WebhookDispatcher {
   readonly #settings: DispatcherSettings
   readonly #inFlight = new Set<Promise<void>>()
   readonly #abort = new AbortController()
+  /** Each attempt's deadline, all ended by `#abort` (shutdown). */
+  readonly #deadlines = new AttemptDeadlines(this.#abort.signal)
   #running: Promise<void> | undefined
   /** The claim under way, settled once its attempts have started (`stop()` waits for it). */
   #claiming: Promise<unknown> = Promise.resolve()
@@ -190,8 +191,6 @@ export class WebhookDispatcher {
 
   constructor(settings: DispatcherSettings) {
     this.#settings = settings
-    // Each attempt in flight listens for shutdown until it ends: at most `concurrency` at once.
-    setMaxListeners(settings.concurrency + 10, this.#abort.signal)
   }
 
   async start(): Promise<void> {
@@ -460,7 +459,7 @@ export class WebhookDispatcher {
         ...signWebhookWithKeys(this.#keysOf(endpoint, started), event.id, Math.floor(started / 1000), event.payload),
       }
       // Not AbortSignal.timeout: a garbage collection can take it before it fires (nodejs/node#57736).
-      const deadline = attemptDeadline(timeoutMs, this.#abort.signal)
+      const deadline = this.#deadlines.start(timeoutMs)
       try {
         response = await deadline.bound(transport.send({ url: endpoint.url, headers, body: event.payload, signal: deadline.signal }))
       } finally {
