@@ -155,6 +155,51 @@ describePostgres('SqlWebhookStore on Postgres', () => {
     ])
   })
 
+  it('a claim commits without waiting for the disk; records and the host’s session keep their durable commit', async () => {
+    // The host's pool of one connection, watched: right after each transaction begins, on that
+    // transaction, what its commit will do (`show synchronous_commit`).
+    const pool = new pg.Pool({ connectionString: database.current.url, max: 1 })
+    const begun: Array<{ claim: boolean; synchronousCommit: string }> = []
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => Promise<pg.QueryResult>
+      ;(client as unknown as { query: typeof query }).query = (config, ...rest) => {
+        const answer = query(config, ...rest)
+        const text = typeof config === 'string' ? config : (config as { text?: string }).text
+        if (text !== undefined && /^\s*begin\b/i.test(text)) {
+          void answer
+            .then(() => query('show synchronous_commit'))
+            .then((shown) => begun.push({ claim: text.includes('pg_advisory_xact_lock'), synchronousCommit: shown.rows[0].synchronous_commit }))
+        }
+        return answer
+      }
+    })
+    const watched = await openPostgresAdapter({ pool }, { schema: SCHEMA })
+    begun.length = 0 // opening checked the migrations
+    try {
+      const events = Array.from({ length: 2 }, (_, n) => changeEvent(`postgres: durability ${n}`, 1, 'todos.created', n, n))
+      await one.writes.transaction(async (tx) => {
+        for (const event of events) await tx.recordEvent(event)
+      })
+      const claims = await watched.webhooks.claimDue(afterNow(1_000), afterNow(60_000), 10)
+      expect(claims).toHaveLength(2)
+      const [a, b] = claims as [ClaimedDelivery, ClaimedDelivery]
+      // A success on a healthy endpoint is recorded in one statement (no transaction, the session's
+      // durable commit); a failure in a transaction.
+      await watched.webhooks.finishAttempts!([{ claim: a, outcome: outcome.delivered(attemptRecord(1, 1_100, 204)), now: afterNow(1_100) }], false)
+      await watched.webhooks.finishAttempts!([{ claim: b, outcome: outcome.retryAt(attemptRecord(1, 1_100, 500), 60_000), now: afterNow(1_100) }], false)
+      expect(begun, 'transactions begun: the claim’s, then the failure’s record').toEqual([
+        { claim: true, synchronousCommit: 'off' },
+        { claim: false, synchronousCommit: 'on' },
+      ])
+      expect((await pool.query('show synchronous_commit')).rows[0].synchronous_commit, 'the host’s session afterwards').toBe('on')
+      const page = await one.webhooks.listDeliveries(endpoint.id, { limit: 10 })
+      expect(page.deliveries.map((delivery) => delivery.status).sort(), 'both records committed').toEqual(['delivered', 'pending'])
+    } finally {
+      await watched.close()
+      await pool.end()
+    }
+  })
+
   it('listens again after losing its connection, and wakes the dispatcher for what it may have missed', async () => {
     const wakes: string[] = []
     const stop = await two.webhooks.subscribeDue!(() => wakes.push('woken'))
