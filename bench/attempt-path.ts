@@ -23,7 +23,7 @@ import { setMaxListeners } from 'node:events'
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
-import { AttemptDeadlines } from '../src/webhooks/attempt-deadline.js'
+import { AttemptDeadlines, type AttemptDeadline } from '../src/webhooks/attempt-deadline.js'
 import { httpWebhookTransport } from '../src/webhooks/http-transport.js'
 import { signWebhookWithKeys } from '../src/webhooks/signature.js'
 
@@ -46,9 +46,10 @@ const deadlines = new AttemptDeadlines(new AbortController().signal)
 
 const keys = [Buffer.alloc(32, 7)]
 const TIMEOUT_MS = 15_000
+const HEADERS = { 'content-type': 'application/json', 'webhook-id': 'evt_bench' }
 
 /** The deadline as it was before `AttemptDeadlines` (same behaviour, two `EventTarget` listeners an attempt). */
-function listenerDeadline(timeoutMs: number, shutdown: AbortSignal) {
+function listenerDeadline(timeoutMs: number, shutdown: AbortSignal): AttemptDeadline {
   const controller = new AbortController()
   const onShutdown = () => controller.abort(shutdown.reason)
   const timer = setTimeout(() => controller.abort(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)
@@ -69,36 +70,26 @@ function listenerDeadline(timeoutMs: number, shutdown: AbortSignal) {
 const shutdown = new AbortController().signal
 setMaxListeners(IN_FLIGHT + 10, shutdown) // as the dispatcher set it: one listener an attempt in flight
 
+/** The transport's send under `deadline`, cleared once it is over, as the dispatcher's `#send` does it. */
+async function sendWithin(deadline: AttemptDeadline, headers: Record<string, string>): Promise<unknown> {
+  try {
+    return await deadline.bound(transport.send({ url, headers, body, signal: deadline.signal }))
+  } finally {
+    deadline.clear()
+  }
+}
+
 const variants: Record<string, () => Promise<unknown>> = {
   plain: async () => {
-    const response = await request(url, { method: 'POST', body, dispatcher: agent, headers: { 'content-type': 'application/json', 'webhook-id': 'evt_bench' } })
+    const response = await request(url, { method: 'POST', body, dispatcher: agent, headers: HEADERS })
     await response.body.dump()
   },
-  transport: () => transport.send({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'evt_bench' }, body, signal: new AbortController().signal }),
-  deadline: async () => {
-    const deadline = deadlines.start(TIMEOUT_MS)
-    try {
-      return await deadline.bound(transport.send({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'evt_bench' }, body, signal: deadline.signal }))
-    } finally {
-      deadline.clear()
-    }
-  },
-  'deadline, listeners': async () => {
-    const deadline = listenerDeadline(TIMEOUT_MS, shutdown)
-    try {
-      return await deadline.bound(transport.send({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'evt_bench' }, body, signal: deadline.signal }))
-    } finally {
-      deadline.clear()
-    }
-  },
-  attempt: async () => {
+  transport: () => transport.send({ url, headers: HEADERS, body, signal: new AbortController().signal }),
+  deadline: () => sendWithin(deadlines.start(TIMEOUT_MS), HEADERS),
+  'deadline, listeners': () => sendWithin(listenerDeadline(TIMEOUT_MS, shutdown), HEADERS),
+  attempt: () => {
     const headers = { 'content-type': 'application/json', 'user-agent': 'bench', ...signWebhookWithKeys(keys, 'evt_bench', Math.floor(Date.now() / 1000), body) }
-    const deadline = deadlines.start(TIMEOUT_MS)
-    try {
-      return await deadline.bound(transport.send({ url, headers, body, signal: deadline.signal }))
-    } finally {
-      deadline.clear()
-    }
+    return sendWithin(deadlines.start(TIMEOUT_MS), headers)
   },
 }
 
@@ -122,7 +113,7 @@ for (let round = 0; round < ROUNDS; round += 1) {
   for (const [name, send] of Object.entries(variants)) (results[name] ??= []).push(await measure(send, REQUESTS))
 }
 /** CPU µs of one deadline alone (start, bound to an answered promise, clear), no request: `count` of them. */
-async function deadlineAlone(start: () => { bound<T>(work: Promise<T>): Promise<T>; clear(): void }, count: number): Promise<number> {
+async function deadlineAlone(start: () => AttemptDeadline, count: number): Promise<number> {
   const cpu = process.cpuUsage()
   for (let i = 0; i < count; i += 1) {
     const deadline = start()
@@ -135,7 +126,7 @@ async function deadlineAlone(start: () => { bound<T>(work: Promise<T>): Promise<
   const used = process.cpuUsage(cpu)
   return (used.user + used.system) / count
 }
-const alone: Record<string, () => { bound<T>(work: Promise<T>): Promise<T>; clear(): void }> = {
+const alone: Record<string, () => AttemptDeadline> = {
   deadline: () => deadlines.start(TIMEOUT_MS),
   'deadline, listeners': () => listenerDeadline(TIMEOUT_MS, shutdown),
 }
@@ -149,6 +140,7 @@ await agent.close()
 await transport.close?.()
 
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
+const signed = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(0)}`
 const plainCpu = median(results.plain!.map((r) => r.cpuMicros))
 console.log(`Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${REQUESTS} requests a variant a round, ${ROUNDS} rounds, ${IN_FLIGHT} in flight`)
 console.log('')
@@ -157,7 +149,7 @@ console.log('|---|---|---:|---:|---:|')
 for (const [name, rounds] of Object.entries(results)) {
   const cpu = median(rounds.map((r) => r.cpuMicros))
   const rate = median(rounds.map((r) => r.perS))
-  console.log(`| ${name} | ${rounds.map((r) => r.cpuMicros.toFixed(0)).join(', ')} | ${cpu.toFixed(0)} | ${name === 'plain' ? '–' : `+${(cpu - plainCpu).toFixed(0)}`} | ${Math.round(rate).toLocaleString('en-US')} |`)
+  console.log(`| ${name} | ${rounds.map((r) => r.cpuMicros.toFixed(0)).join(', ')} | ${cpu.toFixed(0)} | ${name === 'plain' ? '–' : signed(cpu - plainCpu)} | ${Math.round(rate).toLocaleString('en-US')} |`)
 }
 console.log('')
 console.log('| deadline alone (start, bound, clear; no request) | CPU µs each, each round | median |')
